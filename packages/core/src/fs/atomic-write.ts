@@ -1,0 +1,2 @@
+// TODO(helper): writeFileAtomic
+export {};

@@ -1,0 +1,2 @@
+// TODO(helper): exportSessions / importSessions
+export {};

@@ -1,0 +1,2 @@
+// TODO(helper): StashStore
+export {};

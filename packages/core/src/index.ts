@@ -1,0 +1,14 @@
+export * from './contracts.js';
+export * from './errors.js';
+export * from './fs/atomic-write.js';
+export * from './fs/file-lock.js';
+export * from './helpers/commit-turn.js';
+export * from './helpers/enforce-max.js';
+export * from './helpers/export-import.js';
+export * from './helpers/lifecycle.js';
+export * from './helpers/stash.js';
+export * from './ids.js';
+export * from './open-store.js';
+export * from './session.js';
+export type * from './types.js';
+export * from './validate.js';

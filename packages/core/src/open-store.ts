@@ -1,0 +1,137 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Store } from './contracts.js';
+import { errorsFor } from './errors.js';
+import type { Message } from './types.js';
+
+const errors = errorsFor('core');
+
+/**
+ * What an adapter package exports as `storeAdapter` so `openStore` can open its URLs.
+ * `open` receives the parsed URL and the caller's options and returns an owned store.
+ */
+export interface StoreAdapter {
+  /** URL schemes without the colon, e.g. `["postgres", "postgresql"]`. */
+  schemes: readonly string[];
+  /** Opens a store that owns its connections (its `close()` releases them). */
+  open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>>;
+}
+
+// First-party schemes: the package `openStore` loads on demand, and what to install.
+const KNOWN_SCHEMES: Record<string, { pkg: string; install: string }> = {
+  memory: { pkg: '@sessionkit/memory', install: '@sessionkit/memory' },
+  file: { pkg: '@sessionkit/file', install: '@sessionkit/file' },
+  postgres: { pkg: '@sessionkit/postgres', install: '@sessionkit/postgres pg' },
+  postgresql: { pkg: '@sessionkit/postgres', install: '@sessionkit/postgres pg' },
+  redis: { pkg: '@sessionkit/redis', install: '@sessionkit/redis ioredis' },
+  rediss: { pkg: '@sessionkit/redis', install: '@sessionkit/redis ioredis' },
+  s3: { pkg: '@sessionkit/s3', install: '@sessionkit/s3 @aws-sdk/client-s3' },
+};
+
+const registered = new Map<string, StoreAdapter>();
+
+/**
+ * Registers an adapter for its URL schemes (a third-party adapter, or a first-party one
+ * an application bundles). Later registrations of a scheme replace earlier ones.
+ */
+export function registerStoreAdapter(adapter: StoreAdapter): void {
+  if (!adapter || !Array.isArray(adapter.schemes) || typeof adapter.open !== 'function') {
+    throw errors.invalid(
+      'registerStoreAdapter: expected { schemes: string[], open(url, options) }',
+    );
+  }
+  for (const scheme of adapter.schemes)
+    registered.set(scheme.toLowerCase().replace(/:$/, ''), adapter);
+}
+
+function isModuleNotFound(e: unknown, pkg: string): boolean {
+  const err = e as { code?: unknown; message?: unknown };
+  const code = err?.code;
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    typeof err.message === 'string' &&
+    err.message.includes(pkg)
+  );
+}
+
+// Loads the adapter from core's own location first, then from the application's
+// working directory (where the app installed it when core sits in another tree).
+async function importAdapterPackage(pkg: string): Promise<unknown | undefined> {
+  try {
+    return await import(pkg);
+  } catch (e) {
+    if (!isModuleNotFound(e, pkg)) throw e;
+  }
+  try {
+    const resolved = createRequire(join(process.cwd(), 'package.json')).resolve(pkg);
+    return await import(pathToFileURL(resolved).href);
+  } catch (e) {
+    if (isModuleNotFound(e, pkg)) return undefined;
+    throw e;
+  }
+}
+
+/** Removes credentials from a URL before it appears in an error message. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+/**
+ * Opens a store from a URL: `memory:`, `file:./sessions`, `postgres://…`, `redis://…`,
+ * `s3://bucket/prefix`, or any scheme a registered adapter claims. First-party adapter
+ * packages are loaded on demand. The store owns its connections: call `close()`.
+ *
+ * Throws `invalid_argument` for a malformed URL, an unknown scheme, or a missing
+ * adapter package (the message names the package to install).
+ */
+export async function openStore<M = Message>(
+  url: string,
+  options?: Record<string, unknown>,
+): Promise<Store<M>> {
+  if (typeof url !== 'string' || url === '')
+    throw errors.invalid('openStore: url must be a non-empty string');
+  const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url);
+  if (!match)
+    throw errors.invalid(`openStore: "${redactUrl(url)}" has no scheme (try file:./sessions)`);
+  const scheme = match[1]!.toLowerCase();
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (cause) {
+    throw errors.make('invalid_argument', `openStore: "${redactUrl(url)}" is not a valid URL`, {
+      cause,
+    });
+  }
+  let adapter = registered.get(scheme);
+  if (!adapter) {
+    const known = KNOWN_SCHEMES[scheme];
+    if (!known) {
+      throw errors.invalid(
+        `openStore: no adapter handles "${scheme}:" URLs (known: ${Object.keys(KNOWN_SCHEMES).join(', ')}; register others with registerStoreAdapter)`,
+      );
+    }
+    const mod = (await importAdapterPackage(known.pkg)) as
+      | { storeAdapter?: StoreAdapter }
+      | undefined;
+    if (!mod) {
+      throw errors.invalid(
+        `openStore: "${scheme}:" URLs need the ${known.pkg} package, which is not installed — run: npm install ${known.install}`,
+      );
+    }
+    if (!mod.storeAdapter || typeof mod.storeAdapter.open !== 'function') {
+      throw errors.invalid(
+        `openStore: ${known.pkg} does not export a storeAdapter (version mismatch?)`,
+      );
+    }
+    adapter = mod.storeAdapter;
+    registerStoreAdapter(adapter);
+  }
+  return (await adapter.open(parsed, options)) as unknown as Store<M>;
+}
