@@ -72,15 +72,27 @@ async function importAdapterPackage(pkg: string): Promise<unknown | undefined> {
   }
 }
 
-/** Removes credentials from a URL before it appears in an error message. */
+// Query parameters that carry credentials in common connection strings (libpq, S3, tokens).
+const SECRET_PARAMS =
+  /([?&;])(password|passwd|pass|pwd|sslpassword|secret|client_secret|token|access_token|auth_token|auth|api_key|apikey|secret_access_key|aws_secret_access_key|session_token|x-amz-security-token)=([^&;#]*)/gi;
+
+/**
+ * Removes credentials from a URL before it appears in an error message: the password of
+ * the user info (`u:***@`) and the values of secret query parameters (`password=***`).
+ * Works on strings `URL` cannot parse too, and leaves everything else as written.
+ */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
-  }
+  // Up to the last "@": an unencoded "/" or "@" inside a password must not end the match
+  // early and leave the rest of the secret visible.
+  let out = url.replace(
+    /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)(.*)@/,
+    (_m, scheme: string, userinfo: string) => {
+      const colon = userinfo.indexOf(':');
+      return colon < 0 ? `${scheme}${userinfo}@` : `${scheme}${userinfo.slice(0, colon)}:***@`;
+    },
+  );
+  out = out.replace(SECRET_PARAMS, (_m, sep: string, key: string) => `${sep}${key}=***`);
+  return out;
 }
 
 /**
@@ -104,10 +116,9 @@ export async function openStore<M = Message>(
   let parsed: URL;
   try {
     parsed = new URL(url);
-  } catch (cause) {
-    throw errors.make('invalid_argument', `openStore: "${redactUrl(url)}" is not a valid URL`, {
-      cause,
-    });
+  } catch {
+    // No cause: the parser's error quotes the whole input, password included.
+    throw errors.invalid(`openStore: "${redactUrl(url)}" is not a valid URL`);
   }
   let adapter = registered.get(scheme);
   if (!adapter) {

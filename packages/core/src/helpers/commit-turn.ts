@@ -6,12 +6,16 @@ import type { CommitInput, CommitResult, Message, Session } from '../types.js';
 import { assertCommitInput, assertId } from '../validate.js';
 
 const errors = errorsFor('core');
+const DEFAULT_MAX_RETRIES = 100;
+const MAX_BACKOFF_MS = 50;
 
 /** Options of `commitTurn`. */
 export interface CommitTurnOptions {
   /**
    * How many times the load/modify/save fallback retries after a `conflict` when the
-   * caller gave no expectation. Default 10. Never used with a native `Committer`.
+   * caller gave no expectation. Default 100: with several writers on one session a
+   * writer can lose many rounds in a row, and an unconditional append must not be lost.
+   * Never used with a native `Committer`.
    */
   maxRetries?: number;
 }
@@ -49,7 +53,7 @@ export async function commitTurn<M = Message>(
   assertCommitInput(errors, id, input);
   const conditional =
     input.expectedRevision !== undefined || input.expectedMessageCount !== undefined;
-  const maxRetries = options.maxRetries ?? 10;
+  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   for (let attempt = 0; ; attempt++) {
     const current = await store.load(id);
     checkCommitExpectations(
@@ -68,8 +72,10 @@ export async function commitTurn<M = Message>(
       };
     } catch (e) {
       if (!conditional && isSessionKitError(e, 'conflict') && attempt < maxRetries) {
-        // Another writer got in between: back off a little and re-apply on the new state.
-        await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+        // Another writer got in between: back off a little (jittered, growing, capped so a
+        // writer that lost often is not left far behind new ones) and re-apply.
+        const ceiling = Math.min(5 * (attempt + 1), MAX_BACKOFF_MS);
+        await new Promise((r) => setTimeout(r, Math.random() * ceiling));
         continue;
       }
       throw e;

@@ -1,5 +1,21 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Store } from '../contracts.js';
-import type { Message } from '../types.js';
+import { isPruner } from '../contracts.js';
+import { errorsFor, isSessionKitError } from '../errors.js';
+import { compareListOrder, isSubSession } from '../session.js';
+import type { ListCursor, Message, SessionSummary } from '../types.js';
+import { assertKnownKeys, assertMax, MAX_LIST_LIMIT } from '../validate.js';
+
+const errors = errorsFor('core');
+
+/** Default page size of the generic `enforceMax` scan. */
+const ENFORCE_MAX_PAGE_SIZE = 500;
 
 /** Options of the generic `enforceMax`. */
 export interface EnforceMaxOptions {
@@ -9,13 +25,262 @@ export interface EnforceMaxOptions {
   tmpDir?: string;
 }
 
+/** A pruning candidate as pass 1 saw it: its listing key and revision. */
+interface Candidate {
+  updatedAt: number;
+  revision: number;
+  id: string;
+}
+
 /**
- * Keeps the newest `max` root sessions and deletes the older roots. TODO(helper): implement.
+ * Keeps the newest `max` root sessions (by `updatedAt`, then id) and deletes the older
+ * roots. Sub-sessions (with a `parentId`) are never selected; deleting a root promotes its
+ * children as `Store.delete` does. `max <= 0` means unlimited: nothing is read or deleted.
+ *
+ * A store that is a `Pruner` does this natively (atomically where the backend allows) and
+ * its result is returned as is. Any other store is handled in two passes over its listing
+ * in bounded pages:
+ * 1. the whole listing (archived included) is scanned newest first; every root after the
+ *    first `max` is written to a private spool file (`updatedAt`, revision, id), so memory
+ *    stays flat however many sessions there are (disk: about 30 bytes plus the id per
+ *    candidate, in a 0700 folder holding one 0600 file, removed on return and on error);
+ * 2. the spool is merge-joined with a second scan in the same order, and a candidate is
+ *    deleted only if the listing still shows it at the same `updatedAt` with the same
+ *    revision. Candidates that changed or vanished in between are skipped, and roots
+ *    created meanwhile are not considered, so a later call may still find work: the base
+ *    contract cannot make the selection atomic.
+ *
+ * Never loads a session (pruning does not read message bodies). Returns how many sessions
+ * were deleted.
+ *
+ * Defaults: `pageSize` 500 (1–1000), `tmpDir` the OS temp folder.
+ *
+ * Throws `invalid_argument` when `max` is not a safe integer, for bad or unknown options
+ * and when the spool cannot be created in `tmpDir`; `unavailable` for other spool I/O
+ * failures; `corrupt` when the store's listing breaks its own keyset order; and whatever
+ * the store throws, except `not_found` from a delete (that candidate vanished: skipped).
  */
 export async function enforceMax<M = Message>(
-  _store: Store<M>,
-  _max: number,
-  _options: EnforceMaxOptions = {},
+  store: Store<M>,
+  max: number,
+  options: EnforceMaxOptions = {},
 ): Promise<number> {
-  throw new Error('not implemented');
+  assertMax(errors, max);
+  assertKnownKeys(errors, options, ['pageSize', 'tmpDir'], 'enforceMax');
+  const pageSize = options.pageSize ?? ENFORCE_MAX_PAGE_SIZE;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_LIMIT) {
+    throw errors.invalid(
+      `enforceMax: pageSize must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(pageSize)}`,
+    );
+  }
+  const tmpDir = options.tmpDir ?? tmpdir();
+  if (typeof tmpDir !== 'string' || tmpDir === '' || tmpDir.includes('\u0000')) {
+    throw errors.invalid('enforceMax: tmpDir must be a non-empty path');
+  }
+  if (max <= 0) return 0;
+  if (isPruner(store)) return store.enforceMax(max);
+
+  let dir: string;
+  try {
+    // mkdtemp creates the folder 0700: the spool names sessions and must stay private.
+    dir = await mkdtemp(join(tmpDir, 'sessionkit-prune-'));
+  } catch (e) {
+    throw fsError(e, `enforceMax: cannot create a spool folder in "${tmpDir}"`);
+  }
+  try {
+    const spool = join(dir, 'candidates.tsv');
+    const first = await spoolCandidates(store, max, pageSize, spool);
+    if (first === undefined) return 0;
+    return await deleteUnchanged(store, pageSize, spool, first);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Pass 1: streams every root after the first `max` into `file`, one
+ * `updatedAt \t revision \t id` line each, in listing order. Returns the first candidate,
+ * or `undefined` when there is none.
+ */
+async function spoolCandidates<M>(
+  store: Store<M>,
+  max: number,
+  pageSize: number,
+  file: string,
+): Promise<Candidate | undefined> {
+  const seen: { roots: number; first: Candidate | undefined; storeError?: unknown } = {
+    roots: 0,
+    first: undefined,
+  };
+  async function* lines(): AsyncGenerator<string> {
+    try {
+      for await (const page of listPages(store, pageSize, undefined)) {
+        // One chunk per page: bounded by the page size, and far fewer writes than lines.
+        let chunk = '';
+        for (const s of page) {
+          if (isSubSession(s)) continue;
+          seen.roots++;
+          if (seen.roots <= max) continue;
+          const t = s.updatedAt.getTime();
+          seen.first ??= { updatedAt: t, revision: s.revision, id: s.id };
+          chunk += `${t}\t${s.revision}\t${s.id}\n`;
+        }
+        if (chunk !== '') yield chunk;
+      }
+    } catch (e) {
+      // Remembered so the store's own error is not reported as a spool failure.
+      seen.storeError = e;
+      throw e;
+    }
+  }
+  try {
+    // pipeline pulls the next page only when the file stream has room (backpressure), and
+    // closes the file on success and on error. 'wx': the folder is ours, the file is new.
+    await pipeline(
+      Readable.from(lines(), { objectMode: false }),
+      createWriteStream(file, { flags: 'wx', mode: 0o600 }),
+    );
+  } catch (e) {
+    if (e === seen.storeError) throw e;
+    throw fsError(e, 'enforceMax: cannot write the spool');
+  }
+  return seen.first;
+}
+
+/**
+ * Pass 2: merge-joins the spool with a second scan of the listing, both newest first,
+ * starting at the first candidate's key; deletes each candidate the listing still shows
+ * at the same key with the same revision. Returns how many were deleted.
+ */
+async function deleteUnchanged<M>(
+  store: Store<M>,
+  pageSize: number,
+  file: string,
+  first: Candidate,
+): Promise<number> {
+  const input = createReadStream(file, { encoding: 'utf8' });
+  const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  const spooled = reader[Symbol.asyncIterator]();
+  const nextLine = async (): Promise<IteratorResult<string>> => {
+    try {
+      return await spooled.next();
+    } catch (e) {
+      throw fsError(e, 'enforceMax: cannot read the spool');
+    }
+  };
+  // The cursor `(updatedAt + 1, "")` sorts just before every row with `updatedAt`, so the
+  // scan starts with the first candidate's millisecond (`""` sorts before every id).
+  const start: ListCursor | undefined =
+    first.updatedAt + 1 <= MAX_DATE_MS
+      ? { updatedAt: new Date(first.updatedAt + 1), id: '' }
+      : undefined;
+  const listing = listRows(store, pageSize, start);
+  let deleted = 0;
+  let lineNo = 0;
+  try {
+    let row = await listing.next();
+    for (let line = await nextLine(); !line.done; line = await nextLine()) {
+      lineNo++;
+      const c = parseCandidate(line.value, lineNo);
+      // Rows before the candidate are kept roots, sub-sessions or sessions that moved.
+      while (!row.done && compareListOrder(row.value, c, false) < 0) row = await listing.next();
+      if (row.done || compareListOrder(row.value, c, false) > 0) continue; // changed or gone
+      const s = row.value;
+      row = await listing.next();
+      if (s.id !== c.id || s.revision !== c.revision || isSubSession(s)) continue;
+      try {
+        await store.delete(c.id);
+        deleted++;
+      } catch (e) {
+        // Deleted by someone else since the listing was read: nothing left to prune.
+        if (!isSessionKitError(e, 'not_found')) throw e;
+      }
+    }
+  } finally {
+    reader.close();
+    input.destroy();
+    await listing.return(undefined);
+  }
+  return deleted;
+}
+
+/** Largest valid `Date` in milliseconds. */
+const MAX_DATE_MS = 8.64e15;
+
+function parseCandidate(line: string, lineNo: number): Candidate {
+  const [t, rev, id, ...rest] = line.split('\t');
+  const updatedAt = Number(t);
+  const revision = Number(rev);
+  if (
+    rest.length > 0 ||
+    !id ||
+    !Number.isSafeInteger(updatedAt) ||
+    !Number.isSafeInteger(revision)
+  ) {
+    // Only this process writes the spool; a bad line means the file was tampered with.
+    throw errors.make('corrupt', `enforceMax: spool line ${lineNo} is malformed`);
+  }
+  return { updatedAt, revision, id };
+}
+
+/**
+ * Every summary of the listing (archived included), newest first, from `start` on, in
+ * pages of `pageSize` with keyset paging. Checks that each page continues strictly after
+ * the previous row, so a store whose cursor does not advance cannot loop forever.
+ */
+async function* listPages<M>(
+  store: Store<M>,
+  pageSize: number,
+  start: ListCursor | undefined,
+): AsyncGenerator<SessionSummary[]> {
+  let cursor = start;
+  for (;;) {
+    const page = await store.list(
+      cursor === undefined
+        ? { includeArchived: true, limit: pageSize }
+        : { includeArchived: true, limit: pageSize, startAfter: cursor },
+    );
+    let prev = cursor;
+    for (const s of page) {
+      if (prev !== undefined && compareListOrder(s, prev, false) <= 0) {
+        throw errors.make(
+          'corrupt',
+          `enforceMax: the store listed "${s.id}" out of order (updatedAt desc, id desc) — its keyset paging is broken`,
+        );
+      }
+      prev = s;
+    }
+    if (page.length > 0) yield page;
+    if (page.length < pageSize || prev === undefined) return;
+    cursor = { updatedAt: prev.updatedAt, id: prev.id };
+  }
+}
+
+/** `listPages`, one summary at a time. */
+async function* listRows<M>(
+  store: Store<M>,
+  pageSize: number,
+  start: ListCursor | undefined,
+): AsyncGenerator<SessionSummary, undefined> {
+  for await (const page of listPages(store, pageSize, start)) yield* page;
+  return undefined;
+}
+
+/**
+ * A filesystem error (it has an errno `code` and a `syscall`) as a `SessionKitError`:
+ * `invalid_argument` when the path itself is unusable, `unavailable` otherwise. Anything
+ * else (the store's own errors) is returned unchanged.
+ */
+function fsError(e: unknown, what: string): unknown {
+  const err = e as { code?: unknown; syscall?: unknown } | null;
+  if (typeof err !== 'object' || err === null || typeof err.syscall !== 'string') return e;
+  const code = typeof err.code === 'string' ? err.code : 'EIO';
+  const badPath = ['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG', 'EROFS'];
+  return errors.make(
+    badPath.includes(code) ? 'invalid_argument' : 'unavailable',
+    `${what}: ${code}`,
+    {
+      cause: e,
+    },
+  );
 }

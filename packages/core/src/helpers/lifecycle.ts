@@ -1,5 +1,5 @@
 import type { Store } from '../contracts.js';
-import { errorsFor } from '../errors.js';
+import { errorsFor, isSessionKitError } from '../errors.js';
 import { newSessionId } from '../ids.js';
 import type { CommitResult, Message, Session } from '../types.js';
 import { assertId } from '../validate.js';
@@ -46,15 +46,27 @@ export async function fork<M = Message>(
   return store.create({ ...rest, id: newId, metadata: { ...source.metadata, forkedFrom: id } });
 }
 
+/** How often `latest` lists again when the session it found is deleted before it loads. */
+const LATEST_ATTEMPTS = 5;
+
 /**
  * The most recently updated unarchived session of `folder` with its messages, or `null`
- * when the folder has none.
+ * when the folder has none. When the session the listing found is deleted before it can
+ * be loaded, it lists again (up to 5 times) rather than fail with `not_found`.
+ * Throws `invalid_argument` for a bad folder, and what the store throws.
  */
 export async function latest<M = Message>(
   store: Store<M>,
   folder: string,
 ): Promise<Session<M> | null> {
-  const [top] = await store.list({ folder, limit: 1 });
-  if (!top) return null;
-  return store.load(top.id);
+  for (let attempt = 1; ; attempt++) {
+    const [top] = await store.list({ folder, limit: 1 });
+    if (!top) return null;
+    try {
+      return await store.load(top.id);
+    } catch (e) {
+      // Deleted between the listing and the load: the next listing shows the new latest.
+      if (!isSessionKitError(e, 'not_found') || attempt >= LATEST_ATTEMPTS) throw e;
+    }
+  }
 }

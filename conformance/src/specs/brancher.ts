@@ -1,0 +1,206 @@
+import type { Brancher, Committer, Store } from '@sessionkit/core';
+import { expect } from 'vitest';
+import { defineSpec } from '../harness.js';
+import { createSession, expectCode, race, tally, turn, turns } from './util.js';
+
+type B = Store & Brancher;
+const brancher = (s: Store) => s as B;
+
+async function appendTurn(store: Store, id: string, i: number, tag: string): Promise<void> {
+  const c = store as Store & Partial<Committer>;
+  if (typeof c.commit === 'function') {
+    await c.commit(id, { append: turn(i, tag) });
+    return;
+  }
+  const s = await store.load(id);
+  await store.save({ ...s, messages: [...s.messages, ...turn(i, tag)] });
+}
+
+/** Branch, clone and merge. */
+export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
+  t.test('branch copies the first atTurn messages and links parent and child', async (ctx) => {
+    const parent = await createSession(ctx, {
+      messages: turns(3),
+      folder: ctx.folder(),
+      model: 'm',
+      title: 'root',
+    });
+    const child = await brancher(ctx.store).branch(parent.id, 4);
+    expect(child.id).not.toBe(parent.id);
+    expect(child.parentId).toBe(parent.id);
+    expect(child.branchedAtTurn).toBe(4);
+    expect(child.messages).toEqual(turns(3).slice(0, 4));
+    expect(child.revision).toBe(1);
+    expect(child.folder).toBe(parent.folder);
+    const loadedChild = await ctx.store.load(child.id);
+    expect(loadedChild).toEqual(child);
+    const loadedParent = await ctx.store.load(parent.id);
+    expect(loadedParent.children).toEqual([child.id]);
+    expect(loadedParent.messages).toEqual(turns(3));
+  });
+
+  t.test('branch accepts 0 and messageCount and rejects points outside', async (ctx) => {
+    const folder = ctx.folder();
+    const parent = await createSession(ctx, { folder, messages: turns(2) });
+    const atStart = await brancher(ctx.store).branch(parent.id, 0);
+    expect(atStart.messages).toEqual([]);
+    expect(atStart.branchedAtTurn).toBe(0);
+    const atEnd = await brancher(ctx.store).branch(parent.id, 4);
+    expect(atEnd.messages).toEqual(turns(2));
+    for (const bad of [-1, 5, 1.5, Number.NaN]) {
+      await expectCode(brancher(ctx.store).branch(parent.id, bad), 'invalid_argument');
+    }
+    expect((await ctx.store.list({ folder, limit: 100 })).length).toBe(3);
+    expect((await ctx.store.load(parent.id)).children.sort()).toEqual(
+      [atStart.id, atEnd.id].sort(),
+    );
+  });
+
+  t.test('branch of a missing parent fails with not_found', async (ctx) => {
+    await expectCode(brancher(ctx.store).branch(ctx.id(), 0), 'not_found');
+  });
+
+  t.test('a branch evolves independently of its parent', async (ctx) => {
+    const parent = await createSession(ctx, { messages: turns(2) });
+    const child = await brancher(ctx.store).branch(parent.id, 2);
+    await appendTurn(ctx.store, child.id, 7, 'child');
+    await appendTurn(ctx.store, parent.id, 8, 'parent');
+    expect((await ctx.store.load(child.id)).messages).toEqual([...turn(0), ...turn(7, 'child')]);
+    expect((await ctx.store.load(parent.id)).messages).toEqual([...turns(2), ...turn(8, 'parent')]);
+  });
+
+  t.test('clone copies the full history without a parent link', async (ctx) => {
+    const source = await createSession(ctx, {
+      messages: turns(3),
+      title: 'source',
+      metadata: { a: '1' },
+      tokenCount: 5,
+    });
+    const copy = await brancher(ctx.store).clone(source.id);
+    expect(copy.id).not.toBe(source.id);
+    expect(copy.parentId ?? undefined).toBeUndefined();
+    expect(copy.messages).toEqual(turns(3));
+    expect(copy.metadata.clonedFrom).toBe(source.id);
+    expect(copy.metadata.a).toBe('1');
+    expect(copy.revision).toBe(1);
+    expect((await ctx.store.load(source.id)).children).toEqual([]);
+    await appendTurn(ctx.store, copy.id, 9, 'copy');
+    expect((await ctx.store.load(source.id)).messages).toEqual(turns(3));
+    await expectCode(brancher(ctx.store).clone(ctx.id()), 'not_found');
+  });
+
+  t.test('merge fast-forwards the parent to the child', async (ctx) => {
+    const parent = await createSession(ctx, {
+      messages: turns(2),
+      tokenCount: 1,
+      costUsd: 0.1,
+      turnCount: 2,
+    });
+    const child = await brancher(ctx.store).branch(parent.id, 4);
+    await appendTurn(ctx.store, child.id, 2, 't');
+    const loadedChild = await ctx.store.load(child.id);
+    await ctx.store.save({ ...loadedChild, tokenCount: 50, costUsd: 2.5, turnCount: 3 });
+    const merged = await brancher(ctx.store).merge(child.id);
+    expect(merged.id).toBe(parent.id);
+    expect(merged.messages).toEqual(turns(3));
+    expect(merged.tokenCount).toBe(50);
+    expect(merged.costUsd).toBe(2.5);
+    expect(merged.turnCount).toBe(3);
+    expect(merged.revision).toBe(parent.revision + 1);
+    expect(await ctx.store.load(parent.id)).toEqual(merged);
+  });
+
+  t.test(
+    'merge into a parent that moved on fails with merge_diverged and writes nothing',
+    async (ctx) => {
+      const parent = await createSession(ctx, { messages: turns(2) });
+      const early = await brancher(ctx.store).branch(parent.id, 2);
+      await appendTurn(ctx.store, early.id, 5, 'early');
+      await expectCode(brancher(ctx.store).merge(early.id), 'merge_diverged');
+      const atTip = await brancher(ctx.store).branch(parent.id, 4);
+      await appendTurn(ctx.store, atTip.id, 6, 'tip');
+      await appendTurn(ctx.store, parent.id, 7, 'parent');
+      const before = await ctx.store.load(parent.id);
+      await expectCode(brancher(ctx.store).merge(atTip.id), 'merge_diverged');
+      expect(await ctx.store.load(parent.id)).toEqual(before);
+    },
+  );
+
+  t.test(
+    'merge of a root fails with invalid_argument, of a missing session with not_found',
+    async (ctx) => {
+      const root = await createSession(ctx, { messages: turns(1) });
+      await expectCode(brancher(ctx.store).merge(root.id), 'invalid_argument');
+      await expectCode(brancher(ctx.store).merge(ctx.id()), 'not_found');
+      expect((await ctx.store.load(root.id)).revision).toBe(1);
+    },
+  );
+
+  t.test(
+    'concurrent merges into one parent are serialised: one wins, one diverges',
+    async (ctx) => {
+      const peer = await ctx.peer();
+      const parent = await createSession(ctx, { messages: turns(2) });
+      const a = await brancher(ctx.store).branch(parent.id, 4);
+      const b = await brancher(ctx.store).branch(parent.id, 4);
+      await appendTurn(ctx.store, a.id, 10, 'a');
+      await appendTurn(ctx.store, b.id, 20, 'b');
+      const results = await race([
+        () => brancher(ctx.store).merge(a.id),
+        () => brancher(peer).merge(b.id),
+      ]);
+      expect(tally(results)).toEqual({ ok: 1, merge_diverged: 1 });
+      const winner = results[0]!.status === 'fulfilled' ? 'a' : 'b';
+      const expected = [...turns(2), ...turn(winner === 'a' ? 10 : 20, winner)];
+      const final = await ctx.store.load(parent.id);
+      expect(final.messages).toEqual(expected);
+      expect(final.revision).toBe(parent.revision + 1);
+    },
+  );
+
+  t.test('concurrent branches of one parent are all linked', async (ctx) => {
+    const peer = await ctx.peer();
+    const parent = await createSession(ctx, { messages: turns(4) });
+    const results = await race(
+      Array.from(
+        { length: 8 },
+        (_, i) => () => brancher(i % 2 ? peer : ctx.store).branch(parent.id, i),
+      ),
+    );
+    expect(tally(results)).toEqual({ ok: 8 });
+    const childIds = results.map((r) => (r as PromiseFulfilledResult<{ id: string }>).value.id);
+    expect(new Set(childIds).size).toBe(8);
+    expect((await ctx.store.load(parent.id)).children).toEqual([...childIds].sort());
+  });
+
+  t.test(
+    'branching does not lose a concurrent change to the parent',
+    async (ctx) => {
+      const peer = await ctx.peer();
+      const parent = await createSession(ctx, { messages: turns(1) });
+      const jobs: (() => Promise<unknown>)[] = [];
+      for (let i = 0; i < 6; i++) {
+        jobs.push(() => brancher(ctx.store).branch(parent.id, 2));
+        jobs.push(() => appendTurn(peer, parent.id, 100 + i, 'p'));
+      }
+      const results = await race(jobs);
+      expect(tally(results)).toEqual({ ok: 12 });
+      const final = await ctx.store.load(parent.id);
+      expect(final.messages).toHaveLength(2 + 12);
+      expect(final.children).toHaveLength(6);
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.test('deleting a branch removes it from the parent children', async (ctx) => {
+    const parent = await createSession(ctx, { messages: turns(1) });
+    const a = await brancher(ctx.store).branch(parent.id, 1);
+    const b = await brancher(ctx.store).branch(parent.id, 2);
+    await ctx.store.delete(a.id);
+    expect((await ctx.store.load(parent.id)).children).toEqual([b.id]);
+    const grandchild = await brancher(ctx.store).branch(b.id, 1);
+    await ctx.store.delete(b.id);
+    expect((await ctx.store.load(parent.id)).children).toEqual([grandchild.id]);
+    expect((await ctx.store.load(grandchild.id)).parentId).toBe(parent.id);
+  });
+});

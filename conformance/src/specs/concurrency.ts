@@ -1,0 +1,258 @@
+import type { Committer, Message, SessionSummary, Store } from '@sessionkit/core';
+import { expect } from 'vitest';
+import { defineSpec } from '../harness.js';
+import { createSession, expectCode, msg, race, tally, tick, turns } from './util.js';
+
+type C = Store & Committer;
+const key = (s: { updatedAt: Date; id: string }) => ({ updatedAt: s.updatedAt, id: s.id });
+
+function strictlyOrdered(xs: SessionSummary[], oldestFirst: boolean): boolean {
+  for (let i = 1; i < xs.length; i++) {
+    const a = xs[i - 1]!;
+    const b = xs[i]!;
+    const ta = a.updatedAt.getTime();
+    const tb = b.updatedAt.getTime();
+    const cmp = ta !== tb ? ta - tb : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+    if (oldestFirst ? cmp >= 0 : cmp <= 0) return false;
+  }
+  return true;
+}
+
+/** Races between writers, on one store instance and across two when the initializer can make them. */
+export const concurrencySpec = defineSpec('concurrency', 'Store', (t) => {
+  t.test('8 saves racing on one base revision: exactly one wins, 7 conflict', async (ctx) => {
+    const peer = await ctx.peer();
+    const s = await createSession(ctx, { messages: turns(1) });
+    const results = await race(
+      Array.from(
+        { length: 8 },
+        (_, i) => () =>
+          (i % 2 ? peer : ctx.store).save({
+            ...s,
+            title: `writer ${i}`,
+            messages: turns(i + 2, `w${i}`),
+          }),
+      ),
+    );
+    expect(tally(results)).toEqual({ ok: 1, conflict: 7 });
+    const winner = results.findIndex((r) => r.status === 'fulfilled');
+    const final = await ctx.store.load(s.id);
+    expect(final.revision).toBe(2);
+    expect(final.title).toBe(`writer ${winner}`);
+    expect(final.messages).toEqual(turns(winner + 2, `w${winner}`));
+  });
+
+  t.testFor(
+    'Committer',
+    '8 commits racing on one expectedRevision: exactly one wins',
+    async (ctx) => {
+      const store = ctx.store as C;
+      const peer = (await ctx.peer()) as C;
+      const s = await createSession(ctx, { messages: turns(1) });
+      const results = await race(
+        Array.from(
+          { length: 8 },
+          (_, i) => () =>
+            (i % 2 ? peer : store).commit(s.id, {
+              expectedRevision: 1,
+              append: [msg('user', `w${i}`)],
+              patch: { title: `w${i}` },
+            }),
+        ),
+      );
+      expect(tally(results)).toEqual({ ok: 1, conflict: 7 });
+      const winner = results.findIndex((r) => r.status === 'fulfilled');
+      const final = await store.load(s.id);
+      expect(final.revision).toBe(2);
+      expect(final.title).toBe(`w${winner}`);
+      expect(final.messages).toEqual([...turns(1), msg('user', `w${winner}`)]);
+    },
+  );
+
+  t.testFor(
+    'Committer',
+    '8 commits racing on one expectedMessageCount: exactly one wins',
+    async (ctx) => {
+      const store = ctx.store as C;
+      const peer = (await ctx.peer()) as C;
+      const s = await createSession(ctx, { messages: turns(2) });
+      const results = await race(
+        Array.from(
+          { length: 8 },
+          (_, i) => () =>
+            (i % 2 ? peer : store).commit(s.id, {
+              expectedMessageCount: 4,
+              append: [msg('user', `w${i}`)],
+            }),
+        ),
+      );
+      expect(tally(results)).toEqual({ ok: 1, conflict: 7 });
+      expect((await store.load(s.id)).messages).toHaveLength(5);
+    },
+  );
+
+  t.testFor(
+    'Committer',
+    '8 writers x 50 unconditional appends: all 400 messages present once each',
+    async (ctx) => {
+      const store = ctx.store as C;
+      const peer = (await ctx.peer()) as C;
+      const s = await createSession(ctx);
+      const results = await race(
+        Array.from({ length: 8 }, (_, w) => async () => {
+          for (let i = 0; i < 50; i++) {
+            await (w % 2 ? peer : store).commit(s.id, {
+              append: [msg('user', `w${w}:${i}`)],
+              increment: { turnCount: 1 },
+            });
+          }
+        }),
+      );
+      expect(tally(results)).toEqual({ ok: 8 });
+      const final = await store.load(s.id);
+      const texts = final.messages.map((m) => (m as Message).content as string);
+      expect(texts).toHaveLength(400);
+      expect(new Set(texts).size).toBe(400);
+      for (let w = 0; w < 8; w++) {
+        const mine = texts
+          .filter((x) => x.startsWith(`w${w}:`))
+          .map((x) => Number(x.split(':')[1]));
+        expect(mine).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      }
+      expect(final.revision).toBe(401);
+      expect(final.turnCount).toBe(400);
+    },
+    { timeoutFactor: 3 },
+  );
+
+  t.test('8 creates racing on one id: exactly one wins, 7 get exists', async (ctx) => {
+    const peer = await ctx.peer();
+    const id = ctx.id();
+    const results = await race(
+      Array.from(
+        { length: 8 },
+        (_, i) => () => (i % 2 ? peer : ctx.store).create({ id, title: `c${i}` }),
+      ),
+    );
+    expect(tally(results)).toEqual({ ok: 1, exists: 7 });
+    const winner = results.findIndex((r) => r.status === 'fulfilled');
+    expect((await ctx.store.load(id)).title).toBe(`c${winner}`);
+  });
+
+  t.test(
+    'keyset paging stays exact while another writer updates unseen sessions',
+    async (ctx) => {
+      const peer = await ctx.peer();
+      const folder = ctx.folder();
+      const base = Date.UTC(2024, 0, 1);
+      const all: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const s = await createSession(ctx, {
+          folder,
+          updatedAt: new Date(base + i * 1000),
+          title: `s${i}`,
+        });
+        all.push(s.id);
+      }
+      for (const oldestFirst of [false, true]) {
+        const touched = new Set<string>();
+        const seen: SessionSummary[] = [];
+        let cursor: { updatedAt: Date; id: string } | undefined;
+        for (let guard = 0; guard < 40; guard++) {
+          const page = await ctx.store.list({
+            folder,
+            limit: 6,
+            oldestFirst,
+            ...(cursor ? { startAfter: cursor } : {}),
+          });
+          expect(strictlyOrdered(page, oldestFirst)).toBe(true);
+          seen.push(...page);
+          if (page.length < 6) break;
+          cursor = key(page[page.length - 1]!);
+          // Another writer now moves two sessions that this scan has not reached yet.
+          const seenIds = new Set(seen.map((s) => s.id));
+          const unseen = all.filter((id) => !seenIds.has(id) && !touched.has(id));
+          const victims = oldestFirst ? unseen.slice(-2) : unseen.slice(0, 2);
+          // Every other page the cursor's own session moves too: the cursor must not care.
+          if (guard % 2 === 1) victims.push(cursor.id);
+          for (const id of victims) {
+            const current = await peer.load(id);
+            await peer.save({ ...current, title: `${current.title} (edited)` });
+            touched.add(id);
+          }
+        }
+        const seenIds = seen.map((s) => s.id);
+        for (const id of all) {
+          if (touched.has(id)) continue;
+          expect(
+            seenIds.filter((x) => x === id),
+            `untouched session ${id} must be listed exactly once`,
+          ).toHaveLength(1);
+        }
+        if (!oldestFirst) {
+          // Newest first, an updated session can only move behind the cursor: nothing repeats.
+          expect(new Set(seenIds).size).toBe(seenIds.length);
+        }
+        expect(
+          strictlyOrdered(
+            seen.filter((s) => !touched.has(s.id)),
+            oldestFirst,
+          ),
+        ).toBe(true);
+      }
+    },
+    { timeoutFactor: 2 },
+  );
+
+  t.test('listing order holds while writers commit concurrently', async (ctx) => {
+    const peer = await ctx.peer();
+    const folder = ctx.folder();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await createSession(ctx, { folder })).id);
+    let done = false;
+    const writer = (async () => {
+      try {
+        for (let round = 0; round < 30; round++) {
+          const id = ids[(round * 7) % ids.length]!;
+          const current = await peer.load(id);
+          await peer.save({ ...current, title: `r${round}` }).catch(() => {});
+        }
+      } finally {
+        done = true;
+      }
+    })();
+    let pages = 0;
+    while (!done) {
+      for (const oldestFirst of [false, true]) {
+        const page = await ctx.store.list({ folder, oldestFirst, limit: 100 });
+        expect(page).toHaveLength(12);
+        expect(strictlyOrdered(page, oldestFirst)).toBe(true);
+        expect(new Set(page.map((s) => s.id)).size).toBe(12);
+      }
+      pages++;
+      await tick();
+    }
+    await writer;
+    expect(pages).toBeGreaterThan(0);
+  });
+
+  t.testFor('Committer', 'a commit racing a delete never resurrects the session', async (ctx) => {
+    const store = ctx.store as C;
+    const peer = (await ctx.peer()) as C;
+    for (let round = 0; round < 10; round++) {
+      const folder = ctx.folder();
+      const s = await createSession(ctx, { folder, messages: turns(1) });
+      const results = await race<unknown>([
+        () => peer.commit(s.id, { append: turns(1, 'late') }),
+        () => store.delete(s.id),
+        () => peer.commit(s.id, { append: turns(1, 'later') }),
+      ]);
+      expect(results[1]!.status).toBe('fulfilled');
+      for (const r of [results[0]!, results[2]!]) {
+        if (r.status === 'rejected') await expectCode(Promise.reject(r.reason), 'not_found');
+      }
+      await expectCode(store.load(s.id), 'not_found');
+      expect(await store.list({ folder, includeArchived: true })).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import type { ConformanceTest } from '../harness.js';
+import type { SpecName } from '../types.js';
+import { badInputSpec } from './bad-input.js';
+import { brancherSpec } from './brancher.js';
+import { committerSpec } from './committer.js';
+import { concurrencySpec } from './concurrency.js';
+import { eventLogSpec } from './event-log.js';
+import { historyReaderSpec } from './history-reader.js';
+import { prunerSpec } from './pruner.js';
+import { repairerSpec } from './repairer.js';
+import { runtimeStatusSpec } from './runtime-status.js';
+import { sessionRouterSpec } from './session-router.js';
+import { storeSpec } from './store.js';
+
+/** Every spec file's tests, in the order they run. */
+export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
+  store: storeSpec,
+  committer: committerSpec,
+  brancher: brancherSpec,
+  'history-reader': historyReaderSpec,
+  'runtime-status': runtimeStatusSpec,
+  'session-router': sessionRouterSpec,
+  'event-log': eventLogSpec,
+  pruner: prunerSpec,
+  repairer: repairerSpec,
+  'bad-input': badInputSpec,
+  concurrency: concurrencySpec,
+};
+
+/** Human titles used in `describe` blocks. */
+export const SPEC_TITLES: Record<SpecName, string> = {
+  store: 'Store',
+  committer: 'Committer',
+  brancher: 'Brancher',
+  'history-reader': 'HistoryReader',
+  'runtime-status': 'RuntimeStatusStore',
+  'session-router': 'SessionRouter',
+  'event-log': 'EventLog',
+  pruner: 'Pruner',
+  repairer: 'Repairer',
+  'bad-input': 'bad input',
+  concurrency: 'concurrency',
+};

@@ -1,0 +1,92 @@
+import type { Pruner, Store } from '@sessionkit/core';
+import { expect } from 'vitest';
+import { defineSpec } from '../harness.js';
+import { createSession, expectCode, listAll, turns } from './util.js';
+
+type P = Store & Pruner;
+
+/** Native retention: keep the newest N roots, never select sub-sessions. */
+export const prunerSpec = defineSpec('pruner', 'Pruner', (t) => {
+  const at = (i: number) => new Date(Date.UTC(2024, 0, 1) + i * 60_000);
+
+  t.test('enforceMax keeps the newest max roots and deletes the rest', async (ctx) => {
+    const store = ctx.store as P;
+    const folder = ctx.folder();
+    const roots = [];
+    for (let i = 0; i < 10; i++)
+      roots.push(await createSession(ctx, { folder, updatedAt: at(i), messages: turns(1) }));
+    expect(await store.enforceMax(4)).toBe(6);
+    const left = (await listAll(store, folder, { includeArchived: true })).map((s) => s.id);
+    expect(left).toEqual(
+      roots
+        .slice(6)
+        .map((s) => s.id)
+        .reverse(),
+    );
+    for (const gone of roots.slice(0, 6)) await expectCode(store.load(gone.id), 'not_found');
+    expect(await store.enforceMax(4)).toBe(0);
+  });
+
+  t.test(
+    'enforceMax never selects sub-sessions and promotes the children of pruned roots',
+    async (ctx) => {
+      const store = ctx.store as P;
+      const folder = ctx.folder();
+      const oldRoot = await createSession(ctx, { folder, updatedAt: at(1) });
+      const oldChild = await createSession(ctx, {
+        folder,
+        updatedAt: at(0),
+        parentId: oldRoot.id,
+        branchedAtTurn: 0,
+      });
+      const newRoot = await createSession(ctx, { folder, updatedAt: at(5) });
+      const newChild = await createSession(ctx, {
+        folder,
+        updatedAt: at(2),
+        parentId: newRoot.id,
+        branchedAtTurn: 0,
+      });
+      const deleted = await store.enforceMax(1);
+      expect(deleted).toBe(1);
+      await expectCode(store.load(oldRoot.id), 'not_found');
+      const promoted = await store.load(oldChild.id);
+      expect(promoted.parentId ?? undefined).toBeUndefined();
+      expect((await store.load(newChild.id)).parentId).toBe(newRoot.id);
+      expect((await store.load(newRoot.id)).children).toEqual([newChild.id]);
+    },
+  );
+
+  t.test('enforceMax with max <= 0 or max >= the number of roots deletes nothing', async (ctx) => {
+    const store = ctx.store as P;
+    const folder = ctx.folder();
+    for (let i = 0; i < 5; i++) await createSession(ctx, { folder, updatedAt: at(i) });
+    expect(await store.enforceMax(0)).toBe(0);
+    expect(await store.enforceMax(-3)).toBe(0);
+    expect(await store.enforceMax(5)).toBe(0);
+    expect(await store.enforceMax(50)).toBe(0);
+    expect(await listAll(store, folder)).toHaveLength(5);
+  });
+
+  t.test('enforceMax counts roots across folders and archived roots', async (ctx) => {
+    const store = ctx.store as P;
+    const f1 = ctx.folder();
+    const f2 = ctx.folder();
+    const a = await createSession(ctx, { folder: f1, updatedAt: at(1) });
+    const b = await createSession(ctx, { folder: f2, updatedAt: at(2), archivedAt: at(2) });
+    const c = await createSession(ctx, { folder: f1, updatedAt: at(3) });
+    expect(await store.enforceMax(2)).toBe(1);
+    await expectCode(store.load(a.id), 'not_found');
+    expect((await store.load(b.id)).id).toBe(b.id);
+    expect((await store.load(c.id)).id).toBe(c.id);
+  });
+
+  t.test('enforceMax reads no message bodies', async (ctx) => {
+    const probe = ctx.init.probes?.messageBodyReads;
+    if (!probe) return ctx.skip('needs probes.messageBodyReads');
+    const store = ctx.store as P;
+    for (let i = 0; i < 6; i++) await createSession(ctx, { updatedAt: at(i), messages: turns(10) });
+    const before = await probe(store);
+    expect(await store.enforceMax(2)).toBe(4);
+    expect(await probe(store)).toBe(before);
+  });
+});

@@ -1,0 +1,147 @@
+import type { SessionRouter, Store } from '@sessionkit/core';
+import { expect } from 'vitest';
+import { defineSpec } from '../harness.js';
+import { createSession, expectCode, sleep } from './util.js';
+
+type R = Store & SessionRouter;
+
+/** Chat-gateway routing: bindings, follow mode, recency. */
+export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (t) => {
+  t.test('bind then resolve returns the session; unknown tuples resolve to ""', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await store.bind('telegram', 'chat-1', '', a.id);
+    expect(await store.resolve('telegram', 'chat-1', '', '')).toBe(a.id);
+    expect(await store.resolve('telegram', 'chat-2', '', '')).toBe('');
+    expect(await store.resolve('discord', 'chat-1', '', '')).toBe('');
+    expect(await store.resolve('telegram', 'chat-1', 'thread-9', '')).toBe('');
+  });
+
+  t.test('threads and channels are separate bindings; bind replaces', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    await store.bind('telegram', 'c', 't1', a.id);
+    await store.bind('telegram', 'c', 't2', b.id);
+    await store.bind('discord', 'c', 't1', b.id);
+    expect(await store.resolve('telegram', 'c', 't1', '')).toBe(a.id);
+    expect(await store.resolve('telegram', 'c', 't2', '')).toBe(b.id);
+    expect(await store.resolve('discord', 'c', 't1', '')).toBe(b.id);
+    await store.bind('telegram', 'c', 't1', b.id);
+    expect(await store.resolve('telegram', 'c', 't1', '')).toBe(b.id);
+  });
+
+  t.test('unbind removes one binding and tolerates a missing one', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await store.bind('slack', 'c', 'x', a.id);
+    await store.bind('slack', 'c', 'y', a.id);
+    await store.unbind('slack', 'c', 'x');
+    await store.unbind('slack', 'c', 'x');
+    await store.unbind('slack', 'nobody', '');
+    expect(await store.resolve('slack', 'c', 'x', '')).toBe('');
+    expect(await store.resolve('slack', 'c', 'y', '')).toBe(a.id);
+  });
+
+  t.test('follow "tui" tracks the live session, a pin wins, "" clears', async (ctx) => {
+    const store = ctx.store as R;
+    const bound = await createSession(ctx);
+    const live = await createSession(ctx);
+    const pinned = await createSession(ctx);
+    await store.bind('telegram', 'c', '', bound.id);
+    await store.follow('telegram', 'c', 'tui');
+    expect(await store.resolve('telegram', 'c', '', live.id)).toBe(live.id);
+    expect(await store.resolve('telegram', 'c', 'any-thread', live.id)).toBe(live.id);
+    await store.follow('telegram', 'c', pinned.id);
+    expect(await store.resolve('telegram', 'c', '', live.id)).toBe(pinned.id);
+    await store.follow('telegram', 'c', '');
+    expect(await store.resolve('telegram', 'c', '', live.id)).toBe(bound.id);
+  });
+
+  t.test('follow is scoped to its channel and chat', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    const pinned = await createSession(ctx);
+    await store.bind('telegram', 'c', '', a.id);
+    await store.bind('discord', 'c', '', b.id);
+    await store.bind('telegram', 'other', '', b.id);
+    await store.follow('telegram', 'c', pinned.id);
+    expect(await store.resolve('telegram', 'c', '', '')).toBe(pinned.id);
+    expect(await store.resolve('discord', 'c', '', '')).toBe(b.id);
+    expect(await store.resolve('telegram', 'other', '', '')).toBe(b.id);
+  });
+
+  t.test('follow with an empty channel fails with invalid_argument', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await expectCode(store.follow('', 'c', 'tui'), 'invalid_argument');
+    await expectCode(store.follow('', 'c', a.id), 'invalid_argument');
+    expect(await store.resolve('telegram', 'c', '', '')).toBe('');
+  });
+
+  t.test('bind to a missing session fails with not_found', async (ctx) => {
+    const store = ctx.store as R;
+    await expectCode(store.bind('telegram', 'c', '', ctx.id()), 'not_found');
+    expect(await store.resolve('telegram', 'c', '', '')).toBe('');
+    expect(await store.recent(10)).toEqual([]);
+  });
+
+  t.test('recent lists bindings newest first; touch moves one to the front', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    await store.bind('telegram', 'c1', '', a.id);
+    await sleep(2);
+    await store.bind('discord', 'c2', 't', b.id);
+    let rows = await store.recent(10);
+    expect(rows.map((r) => r.sessionId)).toEqual([b.id, a.id]);
+    expect(rows[0]).toMatchObject({
+      sessionId: b.id,
+      channel: 'discord',
+      chatKey: 'c2',
+      thread: 't',
+    });
+    expect(rows[0]!.updatedAt).toBeInstanceOf(Date);
+    await sleep(2);
+    await store.touch('telegram', 'c1', '');
+    await store.touch('telegram', 'missing', '');
+    rows = await store.recent(10);
+    expect(rows.map((r) => r.channel)).toEqual(['telegram', 'discord']);
+    expect(rows[0]!.updatedAt.getTime()).toBeGreaterThan(rows[1]!.updatedAt.getTime());
+    expect(await store.recent(1)).toHaveLength(1);
+    expect(await store.recent(0)).toHaveLength(2);
+    await expectCode(store.recent(-1), 'invalid_argument');
+    await expectCode(store.recent(1001), 'invalid_argument');
+  });
+
+  t.test('deleting a session removes its bindings and pins', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    await store.bind('telegram', 'c', '', a.id);
+    await store.bind('telegram', 'c', 'x', a.id);
+    await store.bind('telegram', 'd', '', b.id);
+    await store.follow('telegram', 'd', a.id);
+    expect(await store.resolve('telegram', 'd', '', '')).toBe(a.id);
+    await store.delete(a.id);
+    expect(await store.resolve('telegram', 'c', '', '')).toBe('');
+    expect(await store.resolve('telegram', 'c', 'x', '')).toBe('');
+    expect(await store.resolve('telegram', 'd', '', '')).toBe(b.id);
+    expect((await store.recent(10)).map((r) => r.sessionId)).toEqual([b.id]);
+  });
+
+  t.test('router keys round-trip unicode and SQL-looking text literally', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const key = "chat'; DROP TABLE sessions; -- 🚀";
+    await store.bind('tg:%_*', key, '{thread}', a.id);
+    expect(await store.resolve('tg:%_*', key, '{thread}', '')).toBe(a.id);
+    expect(await store.resolve('tg:%_*', 'chat', '{thread}', '')).toBe('');
+    expect((await store.recent(5))[0]).toMatchObject({
+      channel: 'tg:%_*',
+      chatKey: key,
+      thread: '{thread}',
+    });
+  });
+});

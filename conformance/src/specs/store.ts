@@ -1,0 +1,564 @@
+import type { Session, SessionSummary } from '@sessionkit/core';
+import { expect } from 'vitest';
+import { defineSpec } from '../harness.js';
+import { createSession, expectCode, listAll, msg, sleep, turns } from './util.js';
+
+const ids = (xs: { id: string }[]) => xs.map((x) => x.id);
+
+/** The base contract: create, load, save, delete, list, close. */
+export const storeSpec = defineSpec('store', 'Store', (t) => {
+  t.test('create returns revision 1 with defaults', async (ctx) => {
+    const before = Date.now();
+    const s = await ctx.store.create({ id: ctx.id() });
+    expect(s.revision).toBe(1);
+    expect(s.title).toBe('');
+    expect(s.folder).toBe('');
+    expect(s.status).toBe('active');
+    expect(s.model).toBe('');
+    expect(s.provider).toBe('');
+    expect(s.tokenCount).toBe(0);
+    expect(s.costUsd).toBe(0);
+    expect(s.turnCount).toBe(0);
+    expect(s.metadata).toEqual({});
+    expect(s.messages).toEqual([]);
+    expect(s.children).toEqual([]);
+    expect(s.parentId ?? undefined).toBeUndefined();
+    expect(s.archivedAt ?? undefined).toBeUndefined();
+    expect(s.createdAt).toBeInstanceOf(Date);
+    expect(s.updatedAt).toBeInstanceOf(Date);
+    expect(s.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded).toEqual(s);
+  });
+
+  t.test('create keeps every given field and load returns it', async (ctx) => {
+    const folder = ctx.folder();
+    const input = {
+      id: ctx.id(),
+      title: 'Refactor the parser',
+      folder,
+      model: 'model-x',
+      provider: 'provider-y',
+      tokenCount: 1234,
+      costUsd: 0.75,
+      turnCount: 3,
+      metadata: { tool: 'tui', 'key.with.dots': 'v' },
+      status: 'paused',
+      messages: turns(3),
+      createdAt: new Date('2024-01-02T03:04:05.678Z'),
+      updatedAt: new Date('2024-01-02T03:04:06.789Z'),
+      archivedAt: new Date('2024-02-03T04:05:06.007Z'),
+      mode: 'plan',
+      state: { plan: [{ step: 1, done: false }], goal: null, agents: ['a', 'b'] },
+    };
+    const created = await ctx.store.create(input);
+    const loaded = await ctx.store.load(input.id);
+    for (const s of [created, loaded]) {
+      expect(s).toMatchObject({ ...input, revision: 1, children: [] });
+      expect(s.createdAt.getTime()).toBe(input.createdAt.getTime());
+      expect(s.updatedAt.getTime()).toBe(input.updatedAt.getTime());
+      expect(s.archivedAt?.getTime()).toBe(input.archivedAt.getTime());
+    }
+  });
+
+  t.test('create on an existing id fails with exists and keeps the original', async (ctx) => {
+    const s = await createSession(ctx, { title: 'original', messages: turns(1) });
+    await expectCode(ctx.store.create({ id: s.id, title: 'impostor' }), 'exists');
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded.title).toBe('original');
+    expect(loaded.messages).toEqual(turns(1));
+    expect(loaded.revision).toBe(1);
+  });
+
+  t.test('load of a missing session fails with not_found', async (ctx) => {
+    await expectCode(ctx.store.load(ctx.id()), 'not_found');
+  });
+
+  t.test('create does not keep a reference to its argument', async (ctx) => {
+    const messages = turns(2);
+    const metadata: Record<string, string> = { a: '1' };
+    const s = await createSession(ctx, { messages, metadata, state: { n: 1 } });
+    messages.push(msg('user', 'sneaky'));
+    (messages[0] as { content: string }).content = 'changed';
+    metadata.a = 'changed';
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded.messages).toEqual(turns(2));
+    expect(loaded.metadata).toEqual({ a: '1' });
+  });
+
+  t.test('load returns a caller-owned copy', async (ctx) => {
+    const s = await createSession(ctx, {
+      messages: turns(2),
+      metadata: { a: '1' },
+      state: { list: [1] },
+    });
+    const first = await ctx.store.load(s.id);
+    first.messages.push(msg('user', 'x'));
+    (first.messages[0] as { content: string }).content = 'mutated';
+    first.metadata.a = 'mutated';
+    (first.state as { list: number[] }).list.push(2);
+    first.children.push('ghost');
+    const again = await ctx.store.load(s.id);
+    expect(again.messages).toEqual(turns(2));
+    expect(again.metadata).toEqual({ a: '1' });
+    expect(again.state).toEqual({ list: [1] });
+    expect(again.children).toEqual([]);
+  });
+
+  t.test(
+    'save with the stored revision replaces the session and bumps the revision',
+    async (ctx) => {
+      const s = await createSession(ctx, { title: 'v1', messages: turns(1) });
+      const edited: Session = {
+        ...s,
+        title: 'v2',
+        status: 'done',
+        messages: turns(2),
+        metadata: { k: 'v' },
+        tokenCount: 10,
+        costUsd: 0.5,
+        turnCount: 2,
+        state: { x: 1 },
+        mode: 'code',
+      };
+      const snapshot = structuredClone(edited);
+      await sleep(2);
+      const saved = await ctx.store.save(edited);
+      expect(edited).toEqual(snapshot);
+      expect(saved).not.toBe(edited);
+      expect(saved.revision).toBe(2);
+      expect(saved.updatedAt.getTime()).toBeGreaterThan(s.updatedAt.getTime());
+      expect(saved.createdAt.getTime()).toBe(s.createdAt.getTime());
+      const loaded = await ctx.store.load(s.id);
+      expect(loaded).toEqual(saved);
+      expect(loaded).toMatchObject({
+        title: 'v2',
+        status: 'done',
+        messages: turns(2),
+        metadata: { k: 'v' },
+        tokenCount: 10,
+        costUsd: 0.5,
+        turnCount: 2,
+        state: { x: 1 },
+        mode: 'code',
+      });
+    },
+  );
+
+  t.test('save with a stale revision fails with conflict and writes nothing', async (ctx) => {
+    const s = await createSession(ctx, { title: 'v1' });
+    const saved = await ctx.store.save({ ...s, title: 'v2' });
+    await expectCode(ctx.store.save({ ...s, title: 'stale', messages: turns(5) }), 'conflict');
+    await expectCode(
+      ctx.store.save({ ...s, revision: saved.revision + 1, title: 'future' }),
+      'conflict',
+    );
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded).toEqual(saved);
+  });
+
+  t.test('save of a missing session fails with not_found', async (ctx) => {
+    const s = await createSession(ctx);
+    await ctx.store.delete(s.id);
+    await expectCode(ctx.store.save(s), 'not_found');
+    await expectCode(ctx.store.load(s.id), 'not_found');
+  });
+
+  t.test('save keeps children, parentId and createdAt as the store has them', async (ctx) => {
+    const parent = await createSession(ctx);
+    const child = await createSession(ctx, { parentId: parent.id, branchedAtTurn: 0 });
+    const staleParent = { ...parent, children: [], title: 'renamed', createdAt: new Date(0) };
+    const saved = await ctx.store.save(staleParent);
+    expect(saved.children).toEqual([child.id]);
+    expect(saved.createdAt.getTime()).toBe(parent.createdAt.getTime());
+    const savedChild = await ctx.store.save({ ...child, parentId: undefined, title: 'x' });
+    expect(savedChild.parentId).toBe(parent.id);
+    expect((await ctx.store.load(child.id)).parentId).toBe(parent.id);
+  });
+
+  t.test('updatedAt moves forward on every write', async (ctx) => {
+    let s = await createSession(ctx);
+    let last = s.updatedAt.getTime();
+    for (let i = 0; i < 5; i++) {
+      s = await ctx.store.save({ ...s, title: `v${i}` });
+      expect(s.updatedAt.getTime()).toBeGreaterThan(last);
+      last = s.updatedAt.getTime();
+    }
+  });
+
+  t.test('delete removes the session and a second delete fails with not_found', async (ctx) => {
+    const folder = ctx.folder();
+    const s = await createSession(ctx, { folder, messages: turns(2) });
+    await ctx.store.delete(s.id);
+    await expectCode(ctx.store.load(s.id), 'not_found');
+    expect(await ctx.store.list({ folder })).toEqual([]);
+    await expectCode(ctx.store.delete(s.id), 'not_found');
+    const again = await ctx.store.create({ id: s.id, folder });
+    expect(again.revision).toBe(1);
+    expect(again.messages).toEqual([]);
+  });
+
+  t.test('delete promotes children to the grandparent', async (ctx) => {
+    const g = await createSession(ctx);
+    const p = await createSession(ctx, { parentId: g.id, branchedAtTurn: 0 });
+    const c1 = await createSession(ctx, { parentId: p.id, branchedAtTurn: 0 });
+    const c2 = await createSession(ctx, { parentId: p.id, branchedAtTurn: 0 });
+    expect((await ctx.store.load(p.id)).children).toEqual([c1.id, c2.id].sort());
+    await ctx.store.delete(p.id);
+    expect((await ctx.store.load(c1.id)).parentId).toBe(g.id);
+    expect((await ctx.store.load(c2.id)).parentId).toBe(g.id);
+    expect((await ctx.store.load(g.id)).children).toEqual([c1.id, c2.id].sort());
+    const listed = await ctx.store.list({ parentId: g.id });
+    expect(ids(listed).sort()).toEqual([c1.id, c2.id].sort());
+    expect(await ctx.store.list({ parentId: p.id })).toEqual([]);
+  });
+
+  t.test('delete of a root promotes its children to roots', async (ctx) => {
+    const root = await createSession(ctx);
+    const child = await createSession(ctx, { parentId: root.id, branchedAtTurn: 0 });
+    const grandchild = await createSession(ctx, { parentId: child.id, branchedAtTurn: 0 });
+    await ctx.store.delete(root.id);
+    const c = await ctx.store.load(child.id);
+    expect(c.parentId ?? undefined).toBeUndefined();
+    expect(c.children).toEqual([grandchild.id]);
+    expect((await ctx.store.load(grandchild.id)).parentId).toBe(child.id);
+  });
+
+  t.test(
+    'list orders by updatedAt desc then id desc, and oldestFirst reverses both',
+    async (ctx) => {
+      const folder = ctx.folder();
+      const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms);
+      const specs = [
+        { id: 'order-b', updatedAt: at(2000) },
+        { id: 'order-a', updatedAt: at(2000) },
+        { id: 'order-c', updatedAt: at(1000) },
+        { id: 'order-d', updatedAt: at(3000) },
+        { id: 'order-e', updatedAt: at(1) },
+      ];
+      const prefix = ctx.id('o');
+      for (const s of specs)
+        await ctx.store.create({
+          id: `${prefix}-${s.id}`,
+          folder,
+          updatedAt: s.updatedAt,
+          createdAt: at(0),
+        });
+      const expected = ['order-d', 'order-b', 'order-a', 'order-c', 'order-e'].map(
+        (x) => `${prefix}-${x}`,
+      );
+      expect(ids(await ctx.store.list({ folder }))).toEqual(expected);
+      expect(ids(await ctx.store.list({ folder, oldestFirst: true }))).toEqual(
+        [...expected].reverse(),
+      );
+    },
+  );
+
+  t.test('list returns summaries with messageCount and children, without messages', async (ctx) => {
+    const folder = ctx.folder();
+    const parent = await createSession(ctx, {
+      folder,
+      messages: turns(3),
+      title: 'p',
+      updatedAt: new Date(Date.UTC(2024, 0, 1)),
+    });
+    const child = await createSession(ctx, {
+      folder,
+      parentId: parent.id,
+      branchedAtTurn: 2,
+      updatedAt: new Date(Date.UTC(2024, 0, 2)),
+    });
+    const [first, second] = await ctx.store.list({ folder, oldestFirst: true });
+    expect(first?.id).toBe(parent.id);
+    expect(first?.messageCount).toBe(6);
+    expect(first?.children).toEqual([child.id]);
+    expect(first?.title).toBe('p');
+    expect(first?.revision).toBe(1);
+    expect(first?.createdAt).toBeInstanceOf(Date);
+    expect(first?.updatedAt).toBeInstanceOf(Date);
+    expect((first as unknown as { messages?: unknown }).messages).toBeUndefined();
+    expect(second?.parentId).toBe(parent.id);
+    expect(second?.branchedAtTurn).toBe(2);
+    expect(second?.messageCount).toBe(0);
+  });
+
+  t.test('list filters by folder, status, parentId and after', async (ctx) => {
+    const f1 = ctx.folder();
+    const f2 = ctx.folder();
+    const base = Date.UTC(2024, 5, 1);
+    const a = await createSession(ctx, {
+      folder: f1,
+      status: 'active',
+      updatedAt: new Date(base + 1),
+    });
+    const b = await createSession(ctx, {
+      folder: f1,
+      status: 'done',
+      updatedAt: new Date(base + 2),
+    });
+    const c = await createSession(ctx, {
+      folder: f2,
+      status: 'done',
+      updatedAt: new Date(base + 3),
+      parentId: a.id,
+      branchedAtTurn: 0,
+    });
+    expect(ids(await ctx.store.list({ folder: f1 }))).toEqual([b.id, a.id]);
+    expect(ids(await ctx.store.list({ folder: f2 }))).toEqual([c.id]);
+    expect(ids(await ctx.store.list({ folder: f1, status: 'done' }))).toEqual([b.id]);
+    expect(ids(await ctx.store.list({ parentId: a.id }))).toEqual([c.id]);
+    expect(ids(await ctx.store.list({ folder: f1, after: new Date(base + 1) }))).toEqual([b.id]);
+    expect(ids(await ctx.store.list({ folder: f1, after: new Date(base) }))).toEqual([b.id, a.id]);
+    expect(await ctx.store.list({ folder: f1, after: new Date(base + 2) })).toEqual([]);
+    expect(await ctx.store.list({ folder: f1, status: 'nope' })).toEqual([]);
+  });
+
+  t.test('list hides archived sessions unless includeArchived', async (ctx) => {
+    const folder = ctx.folder();
+    const live = await createSession(ctx, { folder });
+    const archived = await createSession(ctx, { folder, archivedAt: new Date() });
+    expect(ids(await ctx.store.list({ folder }))).toEqual([live.id]);
+    expect(ids(await ctx.store.list({ folder, includeArchived: true })).sort()).toEqual(
+      [live.id, archived.id].sort(),
+    );
+    const unarchived = await ctx.store.save({ ...archived, archivedAt: undefined });
+    expect(unarchived.archivedAt ?? undefined).toBeUndefined();
+    expect(ids(await ctx.store.list({ folder })).sort()).toEqual([live.id, archived.id].sort());
+  });
+
+  t.test('list query matches title and message text case-insensitively', async (ctx) => {
+    const folder = ctx.folder();
+    const byTitle = await createSession(ctx, { folder, title: 'Fix the FLUX capacitor' });
+    const byText = await createSession(ctx, {
+      folder,
+      messages: [
+        msg('user', 'hello'),
+        { role: 'assistant', content: [{ type: 'text', text: 'the Flux is stable' }] },
+      ],
+    });
+    const neither = await createSession(ctx, {
+      folder,
+      title: 'other',
+      messages: [msg('user', 'nothing here')],
+    });
+    expect(ids(await ctx.store.list({ folder, query: 'flux' })).sort()).toEqual(
+      [byTitle.id, byText.id].sort(),
+    );
+    expect(ids(await ctx.store.list({ folder, query: 'FLUX CAP' }))).toEqual([byTitle.id]);
+    expect(await ctx.store.list({ folder, query: 'absent-word' })).toEqual([]);
+    const saved = await ctx.store.save({
+      ...neither,
+      messages: [msg('assistant', 'now with flux')],
+    });
+    expect(saved.revision).toBe(2);
+    expect(ids(await ctx.store.list({ folder, query: 'flux' })).sort()).toEqual(
+      [byTitle.id, byText.id, neither.id].sort(),
+    );
+    await ctx.store.save({ ...byText, messages: [msg('user', 'replaced')] });
+    expect(ids(await ctx.store.list({ folder, query: 'flux' })).sort()).toEqual(
+      [byTitle.id, neither.id].sort(),
+    );
+  });
+
+  t.test('list query treats wildcard and regex characters literally', async (ctx) => {
+    const folder = ctx.folder();
+    const pct = await createSession(ctx, { folder, title: '100% done_ok' });
+    await createSession(ctx, { folder, title: '100 percent doneXok' });
+    await createSession(ctx, { folder, title: 'a.b*c' });
+    expect(ids(await ctx.store.list({ folder, query: '%' }))).toEqual([pct.id]);
+    expect(ids(await ctx.store.list({ folder, query: 'done_ok' }))).toEqual([pct.id]);
+    expect(await ctx.store.list({ folder, query: '.*' })).toEqual([]);
+  });
+
+  t.test(
+    'list limit defaults to 50, accepts 1000, and offset skips',
+    async (ctx) => {
+      const folder = ctx.folder();
+      const base = Date.UTC(2024, 0, 1);
+      for (let i = 0; i < 55; i++) {
+        await createSession(ctx, { folder, updatedAt: new Date(base + i * 10) });
+      }
+      const all = await ctx.store.list({ folder, limit: 1000 });
+      expect(all).toHaveLength(55);
+      expect(await ctx.store.list({ folder })).toHaveLength(50);
+      expect(await ctx.store.list({ folder, limit: 0 })).toHaveLength(50);
+      expect(ids(await ctx.store.list({ folder, limit: 5, offset: 10 }))).toEqual(
+        ids(all.slice(10, 15)),
+      );
+      expect(ids(await ctx.store.list({ folder, limit: 1 }))).toEqual([all[0]!.id]);
+      expect(await ctx.store.list({ folder, offset: 55 })).toEqual([]);
+    },
+    { timeoutFactor: 2 },
+  );
+
+  t.test('keyset paging visits every session once in both orders', async (ctx) => {
+    const folder = ctx.folder();
+    const base = Date.UTC(2024, 0, 1);
+    const created: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      // Pairs share a timestamp so the id tie-break is exercised across page edges.
+      const s = await createSession(ctx, {
+        folder,
+        updatedAt: new Date(base + Math.floor(i / 2) * 1000),
+      });
+      created.push(s.id);
+    }
+    for (const oldestFirst of [false, true]) {
+      const seen: SessionSummary[] = [];
+      let cursor: { updatedAt: Date; id: string } | undefined;
+      for (let guard = 0; guard < 20; guard++) {
+        const page = await ctx.store.list({
+          folder,
+          limit: 5,
+          oldestFirst,
+          ...(cursor ? { startAfter: cursor } : {}),
+        });
+        seen.push(...page);
+        if (page.length < 5) break;
+        const last = page[page.length - 1]!;
+        cursor = { updatedAt: last.updatedAt, id: last.id };
+      }
+      expect(ids(seen)).toEqual(ids(await ctx.store.list({ folder, limit: 100, oldestFirst })));
+      expect(ids(seen).sort()).toEqual([...created].sort());
+    }
+  });
+
+  t.test('listing reads no message bodies', async (ctx) => {
+    const probe = ctx.init.probes?.messageBodyReads;
+    if (!probe) return ctx.skip('needs probes.messageBodyReads');
+    const folder = ctx.folder();
+    for (let i = 0; i < 5; i++)
+      await createSession(ctx, { folder, title: `s${i}`, messages: turns(20, `body${i}`) });
+    const before = await probe(ctx.store);
+    const listed = await ctx.store.list({ folder });
+    const searched = await ctx.store.list({ folder, query: 'body3 answer 19' });
+    const byTitle = await ctx.store.list({ folder, query: 's4' });
+    expect(listed).toHaveLength(5);
+    expect(searched).toHaveLength(1);
+    expect(byTitle).toHaveLength(1);
+    expect(listed.every((s) => s.messageCount === 40)).toBe(true);
+    expect(await probe(ctx.store)).toBe(before);
+    await ctx.store.load(listed[0]!.id);
+    expect(await probe(ctx.store)).toBeGreaterThan(before);
+  });
+
+  t.test('dates round-trip with millisecond precision', async (ctx) => {
+    const dates = [
+      new Date('1970-01-01T00:00:00.001Z'),
+      new Date('2024-02-29T23:59:59.999Z'),
+      new Date('2038-01-19T03:14:08.123Z'),
+      new Date('2999-12-31T12:00:00.456Z'),
+    ];
+    const folder = ctx.folder();
+    for (const d of dates) {
+      const s = await createSession(ctx, { folder, createdAt: d, updatedAt: d, archivedAt: d });
+      const loaded = await ctx.store.load(s.id);
+      expect(loaded.createdAt.getTime()).toBe(d.getTime());
+      expect(loaded.updatedAt.getTime()).toBe(d.getTime());
+      expect(loaded.archivedAt?.getTime()).toBe(d.getTime());
+      // A cursor just after `d` with the empty id starts the page at the rows stamped `d`.
+      const cursor = { updatedAt: new Date(d.getTime() + 1), id: '' };
+      const [summary] = await ctx.store.list({
+        folder,
+        includeArchived: true,
+        startAfter: cursor,
+        limit: 1,
+      });
+      expect(summary?.id).toBe(s.id);
+      expect(summary?.updatedAt.getTime()).toBe(d.getTime());
+    }
+    const s = await createSession(ctx);
+    const saved = await ctx.store.save(s);
+    expect(Number.isInteger(saved.updatedAt.getTime())).toBe(true);
+    expect((await ctx.store.load(s.id)).updatedAt.getTime()).toBe(saved.updatedAt.getTime());
+  });
+
+  t.test('unicode and arbitrary JSON round-trip exactly', async (ctx) => {
+    const weird = {
+      role: 'user',
+      content: [
+        {
+          type: 'text',
+          text: 'héllo wörld — 日本語 — עברית — 🧑‍💻🏳️‍🌈 — e\u0301 — \u0000 nul — \t\n\r — "quotes" \\ back',
+        },
+      ],
+      metadata: {
+        nested: { deep: [1, -2.5, 1e-7, 12345678901234, 0, true, false, null, '', [], {}] },
+        'key with spaces': 'v',
+        dollar$key: '$',
+        ключ: 'значение',
+        'emoji_🔑': '🗝️',
+      },
+    };
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 64; i++) deep = { level: i, inner: deep, list: [i, `${i}`] };
+    const messages = [
+      weird,
+      { role: 'assistant', content: 'ok', metadata: { deep } },
+      'a bare string message',
+      42,
+      null,
+      [1, [2, [3]]],
+    ];
+    const s = await createSession(ctx, {
+      title: 'Ünïcödé 🚀 title — 中文',
+      folder: '/home/ユーザー/プロジェクト',
+      metadata: { clé: 'valeur ✓' },
+      messages: messages as never,
+      state: { weird } as never,
+    });
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded.messages).toEqual(messages);
+    expect(loaded.title).toBe('Ünïcödé 🚀 title — 中文');
+    expect(loaded.folder).toBe('/home/ユーザー/プロジェクト');
+    expect(loaded.metadata).toEqual({ clé: 'valeur ✓' });
+    expect(loaded.state).toEqual({ weird });
+    expect(
+      ids(await ctx.store.list({ folder: '/home/ユーザー/プロジェクト', query: '🚀 TITLE' })),
+    ).toEqual([s.id]);
+  });
+
+  t.test(
+    'a 20 MB transcript round-trips',
+    async (ctx) => {
+      const chunk = 'x'.repeat(9_000);
+      const messages = Array.from({ length: 2_300 }, (_, i) => ({
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: `${i}:${chunk}:é✓`,
+      }));
+      const bytes = Buffer.byteLength(JSON.stringify(messages));
+      expect(bytes).toBeGreaterThan(20_000_000);
+      const folder = ctx.folder();
+      const s = await createSession(ctx, { folder, messages });
+      const loaded = await ctx.store.load(s.id);
+      expect(loaded.messages.length).toBe(messages.length);
+      expect(loaded.messages).toEqual(messages);
+      const [summary] = await ctx.store.list({ folder });
+      expect(summary?.messageCount).toBe(messages.length);
+    },
+    { timeoutFactor: 4 },
+  );
+
+  t.test('close is idempotent and later calls fail with closed', async (ctx) => {
+    const s = await createSession(ctx);
+    await ctx.store.close();
+    await ctx.store.close();
+    await expectCode(ctx.store.load(s.id), 'closed');
+    await expectCode(ctx.store.list({}), 'closed');
+    await expectCode(ctx.store.create({ id: ctx.id() }), 'closed');
+    await expectCode(ctx.store.save(s), 'closed');
+    await expectCode(ctx.store.delete(s.id), 'closed');
+  });
+
+  t.test('list pages of the whole folder stay consistent with load', async (ctx) => {
+    const folder = ctx.folder();
+    for (let i = 0; i < 7; i++) await createSession(ctx, { folder, messages: turns(i) });
+    const all = await listAll(ctx.store, folder);
+    expect(all).toHaveLength(7);
+    for (const summary of all) {
+      const full = await ctx.store.load(summary.id);
+      const { messages, ...rest } = full;
+      expect({ ...rest, messageCount: messages.length }).toEqual(summary);
+    }
+  });
+});

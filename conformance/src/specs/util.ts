@@ -1,0 +1,124 @@
+import {
+  type ErrorCode,
+  isSessionKitError,
+  type Message,
+  type Session,
+  type SessionInput,
+  type SessionSummary,
+  type Store,
+} from '@sessionkit/core';
+import { expect } from 'vitest';
+import type { TestContext } from '../harness.js';
+
+/** A user or assistant message with plain text. */
+export function msg(role: 'user' | 'assistant', text: string): Message {
+  return { role, content: text };
+}
+
+/** The two messages of turn `i`, tagged so a test can check order and uniqueness. */
+export function turn(i: number, tag = 't'): Message[] {
+  return [msg('user', `${tag} question ${i}`), msg('assistant', `${tag} answer ${i}`)];
+}
+
+/** `n` turns (2n messages). */
+export function turns(n: number, tag = 't'): Message[] {
+  return Array.from({ length: n }, (_, i) => turn(i, tag)).flat();
+}
+
+/** Awaits `promise` and asserts it rejects with a `SessionKitError` of `code`. */
+export async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+  let result: unknown;
+  try {
+    result = await promise;
+  } catch (e) {
+    if (!isSessionKitError(e, code)) {
+      const got = isSessionKitError(e) ? `SessionKitError(${e.code}): ${e.message}` : String(e);
+      throw new Error(`expected a SessionKitError with code "${code}", got ${got}`);
+    }
+    expect(e.message).toMatch(/^\[sessionkit\/[a-z0-9-]+\] /);
+    return;
+  }
+  throw new Error(
+    `expected a SessionKitError with code "${code}", but the call succeeded with ${preview(result)}`,
+  );
+}
+
+function preview(v: unknown): string {
+  try {
+    const s = JSON.stringify(v);
+    return s === undefined ? String(v) : s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  } catch {
+    return String(v);
+  }
+}
+
+/** Creates a session with a fresh id (and the test's folder unless given). */
+export function createSession(
+  ctx: TestContext,
+  fields: Partial<SessionInput> = {},
+  store: Store = ctx.store,
+): Promise<Session> {
+  return store.create({ id: ctx.id(), ...fields });
+}
+
+/** Every summary of `folder`, through keyset pages, newest first. */
+export async function listAll(
+  store: Store,
+  folder: string,
+  extra: { includeArchived?: boolean } = {},
+): Promise<SessionSummary[]> {
+  const out: SessionSummary[] = [];
+  let startAfter: { updatedAt: Date; id: string } | undefined;
+  for (;;) {
+    const page = await store.list({
+      folder,
+      limit: 1000,
+      ...extra,
+      ...(startAfter ? { startAfter } : {}),
+    });
+    out.push(...page);
+    if (page.length < 1000) return out;
+    const last = page[page.length - 1]!;
+    startAfter = { updatedAt: last.updatedAt, id: last.id };
+  }
+}
+
+/** Yields to the event loop, so racing writers really interleave. */
+export function tick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Milliseconds later, for tests that need distinct timestamps. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs `fns` started together; returns their settled results. */
+export function race<T>(fns: (() => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
+  return Promise.allSettled(fns.map((f) => Promise.resolve().then(f)));
+}
+
+/** The store to use for writer `i`: even writers on the store, odd on the peer. */
+export async function writerStores(ctx: TestContext): Promise<[Store, Store]> {
+  return [ctx.store, await ctx.peer()];
+}
+
+/** Counts rejections by SessionKitError code ("ok" for fulfilled, "other" for foreign errors). */
+export function tally(results: PromiseSettledResult<unknown>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    const key =
+      r.status === 'fulfilled'
+        ? 'ok'
+        : isSessionKitError(r.reason)
+          ? r.reason.code
+          : `other: ${String(r.reason)}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** A session as stable JSON for before/after comparisons. */
+export function fingerprint(value: unknown): string {
+  return JSON.stringify(value);
+}

@@ -1,0 +1,158 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../src/contracts.js';
+import { isSessionKitError, type SessionKitError } from '../src/errors.js';
+import { openStore, redactUrl, registerStoreAdapter } from '../src/open-store.js';
+import type { Message } from '../src/types.js';
+
+// A stand-in store: openStore only passes it through.
+const fakeStore = (label: string): Store<Message> & { label: string } => ({
+  label,
+  create: async () => {
+    throw new Error('unused');
+  },
+  load: async () => {
+    throw new Error('unused');
+  },
+  save: async () => {
+    throw new Error('unused');
+  },
+  delete: async () => {},
+  list: async () => [],
+  close: async () => {},
+});
+
+async function failure(p: Promise<unknown>): Promise<SessionKitError> {
+  try {
+    await p;
+  } catch (e) {
+    if (isSessionKitError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a failure');
+}
+
+/** Everything an error would show in a log: message, stack, cause chain, own props. */
+const everythingIn = (e: unknown) => `${inspect(e, { depth: 10, showHidden: true })}`;
+
+describe('registerStoreAdapter + openStore', () => {
+  it('dispatches on the scheme, case-insensitively, passing the URL and options', async () => {
+    const calls: { url: URL; options: unknown }[] = [];
+    registerStoreAdapter({
+      schemes: ['testa', 'TestA2:'],
+      open: async (url, options) => {
+        calls.push({ url, options });
+        return fakeStore(url.protocol);
+      },
+    });
+    const s1 = (await openStore('testa://host/path?x=1', { pool: 3 })) as unknown as {
+      label: string;
+    };
+    const s2 = (await openStore('TESTA2:some/where')) as unknown as { label: string };
+    expect(s1.label).toBe('testa:');
+    expect(s2.label).toBe('testa2:');
+    expect(calls[0]!.url).toBeInstanceOf(URL);
+    expect(calls[0]!.url.host).toBe('host');
+    expect(calls[0]!.url.searchParams.get('x')).toBe('1');
+    expect(calls[0]!.options).toEqual({ pool: 3 });
+    expect(calls[1]!.options).toBeUndefined();
+  });
+
+  it('lets a later registration replace an earlier one', async () => {
+    registerStoreAdapter({ schemes: ['testb'], open: async () => fakeStore('first') });
+    registerStoreAdapter({ schemes: ['testb'], open: async () => fakeStore('second') });
+    expect(((await openStore('testb:x')) as unknown as { label: string }).label).toBe('second');
+  });
+
+  it('rejects a malformed adapter', () => {
+    for (const bad of [
+      null,
+      {},
+      { schemes: 'x', open: async () => fakeStore('x') },
+      { schemes: [] },
+    ]) {
+      try {
+        registerStoreAdapter(bad as never);
+        expect.unreachable();
+      } catch (e) {
+        expect(isSessionKitError(e, 'invalid_argument')).toBe(true);
+      }
+    }
+  });
+
+  it('passes the adapter’s own errors through', async () => {
+    const boom = new Error('cannot connect');
+    registerStoreAdapter({
+      schemes: ['testc'],
+      open: async () => {
+        throw boom;
+      },
+    });
+    await expect(openStore('testc://x')).rejects.toBe(boom);
+  });
+});
+
+describe('openStore failures', () => {
+  it('rejects an unknown scheme with invalid_argument listing the known ones', async () => {
+    const e = await failure(openStore('nosuchdb://host/x'));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toContain('"nosuchdb:"');
+    expect(e.message).toContain('postgres');
+    expect(e.message).toContain('registerStoreAdapter');
+  });
+
+  it('rejects empty, scheme-less and non-string URLs', async () => {
+    for (const url of ['', './sessions', '/abs/path', 42, undefined]) {
+      const e = await failure(openStore(url as string));
+      expect(e.code, String(url)).toBe('invalid_argument');
+    }
+  });
+
+  it('names the package to install when a first-party adapter is missing', async () => {
+    const e = await failure(openStore('redis://127.0.0.1:6379'));
+    expect(e.code).toBe('invalid_argument');
+    expect(e.message).toContain('@sessionkit/redis');
+    expect(e.message).toContain('npm install @sessionkit/redis ioredis');
+    const s3 = await failure(openStore('S3://bucket/prefix'));
+    expect(s3.message).toContain('npm install @sessionkit/s3 @aws-sdk/client-s3');
+  });
+
+  it('never shows a password, in the message or anywhere in the error', async () => {
+    const urls = [
+      'postgres://u:secret@h/db',
+      'postgresql://user:secret@db.example.com:5432/app?sslmode=require',
+      // Not parseable (bad port): redacted by the fallback, and the parser's error
+      // (which quotes its input) must not be kept as the cause.
+      'postgres://u:secret@h:notaport/db',
+      'nosuchdb://u:secret@h/x',
+      // A secret in the query string, as libpq and others accept it.
+      'postgres://h/db?password=secret&sslmode=require',
+    ];
+    for (const url of urls) {
+      const e = await failure(openStore(url));
+      expect(e.code, url).toBe('invalid_argument');
+      expect(everythingIn(e), url).not.toContain('secret');
+    }
+  });
+});
+
+describe('redactUrl', () => {
+  it('masks passwords and secret query parameters, keeping the rest', () => {
+    expect(redactUrl('postgres://u:secret@h/db')).toBe('postgres://u:***@h/db');
+    expect(redactUrl('redis://:secret@127.0.0.1:6379/0')).toBe('redis://:***@127.0.0.1:6379/0');
+    expect(redactUrl('postgres://u@h/db')).toBe('postgres://u@h/db');
+    expect(redactUrl('file:./sessions')).toBe('file:./sessions');
+    const q = redactUrl('postgres://h/db?sslmode=require&password=secret&PWD=secret2');
+    expect(q).not.toContain('secret');
+    expect(q).toContain('sslmode=require');
+  });
+
+  it('masks credentials of URLs it cannot parse', () => {
+    for (const url of ['postgres://u:secret@h:bad/db', 'postgres://u:se/cret@h/db']) {
+      const r = redactUrl(url);
+      expect(r, url).not.toContain('secret');
+      expect(r, url).not.toContain('cret');
+      expect(r.startsWith('postgres://')).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
+import { compareIds } from '@sessionkit/core';
+
+/** A stored session's header: every field except its messages and its derived children. */
+export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;
+
+/** One stored session, as a `MemoryBackend` holds it. */
+export interface MemoryRecord {
+  header: MemoryHeader;
+  /** The committed history. Appends push onto this array; replaces swap it. */
+  messages: unknown[];
+  /** Lower-cased message text (`searchTextOf` of `messages`), kept up to date on every write. */
+  searchText: string;
+  /** The runtime status as JSON text, or `null` when none was saved. */
+  runtimeStatus: string | null;
+  /** The event log, sequences 1, 2, 3 … in order. */
+  events: SessionEvent[];
+}
+
+/**
+ * One entry of the listing index: what a summary needs (everything but `children`, which
+ * are derived) plus the search text. `list` reads only these, never a record's messages.
+ */
+export type IndexEntry = Omit<SessionSummary, 'children'> & { searchText: string };
+
+/** A follow target of a `(channel, chatKey)` pair: `"tui"` or a session id. */
+export interface FollowEntry {
+  channel: string;
+  chatKey: string;
+  target: string;
+}
+
+const named = new Map<string, MemoryBackend>();
+
+/**
+ * The data of memory stores. Several `MemoryStore` instances over one backend see the same
+ * sessions, as several connections to one database would.
+ *
+ * Every field is public for tests and tools: reading or writing them directly bypasses
+ * every guarantee (validation, copying, index maintenance). Use `repair()` on a store to
+ * rebuild `index` and `childrenOf` after editing `records` by hand.
+ */
+export class MemoryBackend {
+  /** The authoritative data: session id → record. */
+  readonly records = new Map<string, MemoryRecord>();
+  /** The listing and search index, kept in step with `records` on every write. */
+  readonly index = new Map<string, IndexEntry>();
+  /** Derived tree: parent id → ids of the sessions whose `parentId` is that id. */
+  readonly childrenOf = new Map<string, Set<string>>();
+  /** Router bindings, keyed by `bindingKey(channel, chatKey, thread)`. */
+  readonly bindings = new Map<string, RouterRow>();
+  /** Router follow targets, keyed by `followKey(channel, chatKey)`. */
+  readonly follows = new Map<string, FollowEntry>();
+  /** Counters for tests: how often an operation read a session's message bodies. */
+  readonly stats = { messageBodyReads: 0 };
+  /**
+   * The latest router timestamp handed out. Binding times are strictly increasing across
+   * the backend, so `recent()` orders bindings exactly as they were bound or touched.
+   */
+  lastRouterUpdate: Date | undefined = undefined;
+
+  /**
+   * The process-wide backend called `name`, created on first use. `openStore('memory:NAME')`
+   * opens stores on it, so two such calls share data. Names are never released.
+   */
+  static named(name: string): MemoryBackend {
+    let backend = named.get(name);
+    if (!backend) {
+      backend = new MemoryBackend();
+      named.set(name, backend);
+    }
+    return backend;
+  }
+}
+
+/** The key of a router binding in `MemoryBackend.bindings`. */
+export function bindingKey(channel: string, chatKey: string, thread: string): string {
+  return JSON.stringify([channel, chatKey, thread]);
+}
+
+/** The key of a follow target in `MemoryBackend.follows`. */
+export function followKey(channel: string, chatKey: string): string {
+  return JSON.stringify([channel, chatKey]);
+}
+
+/** A fresh index entry for a record (a deep copy of its header). */
+export function indexEntryOf(record: MemoryRecord): IndexEntry {
+  return {
+    ...structuredClone(record.header),
+    messageCount: record.messages.length,
+    searchText: record.searchText,
+  };
+}
+
+/** Stores `record` under its id and refreshes its index entry (not the tree). */
+export function putRecord(backend: MemoryBackend, record: MemoryRecord): void {
+  backend.records.set(record.header.id, record);
+  backend.index.set(record.header.id, indexEntryOf(record));
+}
+
+/** Records `childId` as a child of `parentId` in the derived tree. */
+export function linkChild(backend: MemoryBackend, parentId: string, childId: string): void {
+  let set = backend.childrenOf.get(parentId);
+  if (!set) {
+    set = new Set();
+    backend.childrenOf.set(parentId, set);
+  }
+  set.add(childId);
+}
+
+/** Removes `childId` from the children of `parentId` in the derived tree. */
+export function unlinkChild(backend: MemoryBackend, parentId: string, childId: string): void {
+  const set = backend.childrenOf.get(parentId);
+  if (!set) return;
+  set.delete(childId);
+  if (set.size === 0) backend.childrenOf.delete(parentId);
+}
+
+/** The ids of the sessions whose `parentId` is `id`, ascending. A fresh array. */
+export function childIds(backend: MemoryBackend, id: string): string[] {
+  const set = backend.childrenOf.get(id);
+  return set ? [...set].sort(compareIds) : [];
+}

@@ -1,0 +1,764 @@
+import { isDeepStrictEqual } from 'node:util';
+import type {
+  CommitInput,
+  CommitResult,
+  EventQuery,
+  FullStore,
+  JsonValue,
+  ListOptions,
+  Message,
+  RepairReport,
+  RouterRow,
+  Session,
+  SessionEvent,
+  SessionInput,
+  SessionSummary,
+  StoreAdapter,
+} from '@sessionkit/core';
+import {
+  applyCommitToSummary,
+  assertBranchPoint,
+  assertCommitInput,
+  assertCount,
+  assertEventType,
+  assertId,
+  assertJsonValue,
+  assertKnownKeys,
+  assertMax,
+  assertRouterKey,
+  assertSaveInput,
+  checkCommitExpectations,
+  compareListOrder,
+  errorsFor,
+  isSessionKitError,
+  MAX_RUNTIME_STATUS_BYTES,
+  newSessionId,
+  nextUpdatedAt,
+  normalizeEventQuery,
+  normalizeLimit,
+  normalizeListOptions,
+  prepareCreate,
+  searchTextOf,
+  selectPage,
+} from '@sessionkit/core';
+import {
+  bindingKey,
+  childIds,
+  followKey,
+  type IndexEntry,
+  indexEntryOf,
+  linkChild,
+  MemoryBackend,
+  type MemoryHeader,
+  type MemoryRecord,
+  putRecord,
+  unlinkChild,
+} from './memory-backend.js';
+
+const errors = errorsFor('memory');
+
+/** Options of `new MemoryStore(options)`. */
+export interface MemoryStoreOptions {
+  /**
+   * The data to work on. Stores given the same backend see the same sessions (how tests get
+   * "a second store instance"). Default: a new, private backend.
+   */
+  backend?: MemoryBackend | undefined;
+}
+
+/** The follow target that means "whatever session the TUI has open". */
+const FOLLOW_TUI = 'tui';
+
+/**
+ * The in-process reference store: every sessionkit capability, held in process memory.
+ * Nothing is durable: the data lives as long as its `MemoryBackend`.
+ *
+ * Every operation validates its arguments first (`invalid_argument`, nothing changed) and
+ * then reads and writes the backend in one synchronous step, so each operation is atomic
+ * with respect to every other operation in the process. Values handed in are deep-copied
+ * before they are stored; values handed out are fresh deep copies owned by the caller.
+ * A method that uses a session whose record was damaged directly through the backend
+ * throws `corrupt` (`delete` still removes it; `repair()` reports it).
+ */
+export class MemoryStore<M = Message> implements FullStore<M> {
+  /** The data this store works on (shared with other stores on the same backend). */
+  readonly backend: MemoryBackend;
+  #closed = false;
+
+  /** A store over `options.backend`, or over a new private backend. */
+  constructor(options: MemoryStoreOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw errors.invalid('MemoryStore: options must be an object');
+    }
+    const backend = options.backend ?? new MemoryBackend();
+    if (!(backend instanceof MemoryBackend)) {
+      throw errors.invalid('MemoryStore: options.backend must be a MemoryBackend');
+    }
+    this.backend = backend;
+  }
+
+  // ---------------------------------------------------------------- Store
+
+  /**
+   * Stores a new session at revision 1 and returns it. Defaults as in core's `prepareCreate`;
+   * given `createdAt`/`updatedAt` and `parentId` are kept as given (the parent need not
+   * exist). Throws `exists`, `invalid_argument`, `closed`.
+   */
+  async create(session: SessionInput<M>): Promise<Session<M>> {
+    this.#assertOpen();
+    const prepared = prepareCreate(errors, session as SessionInput<unknown>);
+    const b = this.backend;
+    if (b.records.has(prepared.id)) throw errors.exists(prepared.id);
+    const { messages, children: _children, ...header } = prepared;
+    const record: MemoryRecord = {
+      header,
+      messages,
+      searchText: searchTextOf(messages),
+      runtimeStatus: null,
+      events: [],
+    };
+    putRecord(b, record);
+    if (header.parentId !== undefined) linkChild(b, header.parentId, header.id);
+    return this.#sessionOf(record);
+  }
+
+  /**
+   * The full session with messages and children, caller-owned.
+   * Throws `not_found`, `corrupt`, `invalid_argument`, `closed`.
+   */
+  async load(id: string): Promise<Session<M>> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const record = this.#get(id);
+    this.backend.stats.messageBodyReads++;
+    return this.#sessionOf(record);
+  }
+
+  /**
+   * Replaces title, folder, model, provider, counters, metadata, status, messages,
+   * archivedAt, mode and state (absent optional fields are cleared, absent counters are
+   * 0). `children`, `parentId`, `branchedAtTurn` and `createdAt` are kept from the stored
+   * session. `session.revision` must equal the stored revision. The result has
+   * `revision + 1` and an `updatedAt` strictly after the stored one; the argument is never
+   * mutated. Throws `not_found`, `conflict`, `invalid_argument`, `closed`.
+   */
+  async save(session: Session<M>): Promise<Session<M>> {
+    this.#assertOpen();
+    assertSaveInput(errors, session);
+    const record = this.#get(session.id);
+    const stored = record.header;
+    if (session.revision !== stored.revision) {
+      throw errors.conflict(session.id, session.revision, stored.revision);
+    }
+    const header: MemoryHeader = {
+      id: stored.id,
+      title: session.title,
+      folder: session.folder,
+      createdAt: new Date(stored.createdAt.getTime()),
+      updatedAt: nextUpdatedAt(stored.updatedAt),
+      model: session.model,
+      provider: session.provider,
+      tokenCount: session.tokenCount ?? 0,
+      costUsd: session.costUsd ?? 0,
+      turnCount: session.turnCount ?? 0,
+      metadata: { ...(session.metadata ?? {}) },
+      status: session.status,
+      revision: stored.revision + 1,
+    };
+    if (stored.parentId !== undefined) header.parentId = stored.parentId;
+    if (stored.branchedAtTurn !== undefined) header.branchedAtTurn = stored.branchedAtTurn;
+    if (session.archivedAt !== undefined)
+      header.archivedAt = new Date(session.archivedAt.getTime());
+    if (session.mode !== undefined) header.mode = session.mode;
+    if (session.state !== undefined) header.state = structuredClone(session.state);
+    const messages = structuredClone(session.messages) as unknown[];
+    record.header = header;
+    record.messages = messages;
+    record.searchText = searchTextOf(messages);
+    putRecord(this.backend, record);
+    return this.#sessionOf(record);
+  }
+
+  /**
+   * Removes the session with its messages, runtime status, events, the router bindings
+   * that point at it and the follow targets that pin it. Its children are promoted to its
+   * parent (or become roots); their revision and `updatedAt` do not change.
+   * Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    assertId(errors, id);
+    // A corrupt session can still be deleted: that is how an operator gets rid of it.
+    if (!this.backend.records.has(id)) throw errors.notFound(id);
+    this.#remove(id);
+  }
+
+  /**
+   * Summaries from the index only (message bodies are never read), filtered, ordered and
+   * paged as `ListOptions` describes. Throws `invalid_argument`, `closed`.
+   */
+  async list(options?: ListOptions): Promise<SessionSummary[]> {
+    this.#assertOpen();
+    const opts = normalizeListOptions(errors, options);
+    const page = selectPage(this.backend.index.values(), opts);
+    return page.map((entry) => this.#summaryOf(entry));
+  }
+
+  /**
+   * Marks this store closed: every later call fails with `closed`. Idempotent. The backend
+   * and other stores on it are unaffected.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  // ---------------------------------------------------------------- Committer
+
+  /**
+   * Appends (or replaces) messages and applies the patch and increments in one atomic
+   * step. Appending copies only the new messages, so its cost does not grow with the
+   * stored history. Expectations that do not hold → `conflict`, nothing written.
+   * Throws `not_found`, `conflict`, `invalid_argument`, `closed`.
+   */
+  async commit(id: string, input: CommitInput<M>): Promise<CommitResult> {
+    this.#assertOpen();
+    assertId(errors, id);
+    assertCommitInput(errors, id, input);
+    const record = this.#get(id);
+    const messageCount = record.messages.length;
+    checkCommitExpectations(errors, id, { revision: record.header.revision, messageCount }, input);
+    const now = nextUpdatedAt(record.header.updatedAt);
+    const { messageCount: nextCount, ...header } = applyCommitToSummary(
+      { ...record.header, messageCount },
+      input as CommitInput<unknown>,
+      now,
+    );
+    if (input.replace !== undefined) {
+      const messages = structuredClone(input.replace) as unknown[];
+      record.messages = messages;
+      record.searchText = searchTextOf(messages);
+    } else if (input.append !== undefined && input.append.length > 0) {
+      const added = structuredClone(input.append) as unknown[];
+      // Push one by one: no copy of the stored array, no argument-count limit.
+      for (const message of added) record.messages.push(message);
+      const text = searchTextOf(added);
+      if (text) record.searchText = record.searchText ? `${record.searchText}\n${text}` : text;
+    }
+    record.header = header;
+    putRecord(this.backend, record);
+    return { revision: header.revision, messageCount: nextCount, updatedAt: new Date(now) };
+  }
+
+  // ---------------------------------------------------------------- Brancher
+
+  /**
+   * A new session (fresh id, revision 1) holding copies of the parent's first `atTurn`
+   * messages, with the parent's title, folder, model, provider and mode, counters 0,
+   * `metadata` = the parent's plus `branchedFrom`, `parentId` and `branchedAtTurn` set.
+   * The parent itself is not written (its `children` are derived). Throws `not_found`,
+   * `invalid_argument` (atTurn outside `0..messageCount`), `closed`.
+   */
+  async branch(parentId: string, atTurn: number): Promise<Session<M>> {
+    this.#assertOpen();
+    assertId(errors, parentId);
+    assertCount(errors, atTurn, 'branch: atTurn');
+    const parent = this.#get(parentId);
+    assertBranchPoint(errors, parentId, atTurn, parent.messages.length);
+    this.backend.stats.messageBodyReads++;
+    const messages = structuredClone(parent.messages.slice(0, atTurn));
+    const now = new Date();
+    const header: MemoryHeader = {
+      id: this.#freshId(),
+      title: parent.header.title,
+      folder: parent.header.folder,
+      parentId,
+      createdAt: now,
+      updatedAt: new Date(now.getTime()),
+      model: parent.header.model,
+      provider: parent.header.provider,
+      tokenCount: 0,
+      costUsd: 0,
+      turnCount: 0,
+      metadata: { ...parent.header.metadata, branchedFrom: parentId },
+      status: 'active',
+      branchedAtTurn: atTurn,
+      revision: 1,
+    };
+    if (parent.header.mode !== undefined) header.mode = parent.header.mode;
+    const record: MemoryRecord = {
+      header,
+      messages,
+      searchText: searchTextOf(messages),
+      runtimeStatus: null,
+      events: [],
+    };
+    putRecord(this.backend, record);
+    linkChild(this.backend, parentId, header.id);
+    return this.#sessionOf(record);
+  }
+
+  /**
+   * An independent copy (fresh id, revision 1, no parent, not archived) with the full
+   * history, counters, state and fields, `metadata.clonedFrom = id`.
+   * Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async clone(id: string): Promise<Session<M>> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const source = this.#get(id);
+    this.backend.stats.messageBodyReads++;
+    const {
+      parentId: _parentId,
+      branchedAtTurn: _branchedAtTurn,
+      archivedAt: _archivedAt,
+      ...copied
+    } = structuredClone(source.header);
+    const now = new Date();
+    const header: MemoryHeader = {
+      ...copied,
+      id: this.#freshId(),
+      createdAt: now,
+      updatedAt: new Date(now.getTime()),
+      metadata: { ...copied.metadata, clonedFrom: id },
+      revision: 1,
+    };
+    const record: MemoryRecord = {
+      header,
+      messages: structuredClone(source.messages),
+      searchText: source.searchText,
+      runtimeStatus: null,
+      events: [],
+    };
+    putRecord(this.backend, record);
+    return this.#sessionOf(record);
+  }
+
+  /**
+   * Fast-forwards the parent to copies of the child's messages and its counters
+   * (`revision + 1`, `updatedAt` bumped) and returns the parent. The child is unchanged.
+   * A child without `branchedAtTurn` counts as branched at 0. Throws `merge_diverged`
+   * (nothing written) when the parent has more messages than the branch point,
+   * `invalid_argument` when the child has no parent, `not_found`, `closed`.
+   */
+  async merge(childId: string): Promise<Session<M>> {
+    this.#assertOpen();
+    assertId(errors, childId);
+    const child = this.#get(childId);
+    const parentId = child.header.parentId;
+    if (parentId === undefined) {
+      throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
+    }
+    const parent = this.backend.records.get(parentId);
+    if (!parent) throw errors.notFound(parentId);
+    const at = child.header.branchedAtTurn ?? 0;
+    if (parent.messages.length > at) {
+      throw errors.mergeDiverged(childId, parentId, parent.messages.length, at);
+    }
+    this.backend.stats.messageBodyReads++;
+    parent.header = {
+      ...parent.header,
+      tokenCount: child.header.tokenCount,
+      costUsd: child.header.costUsd,
+      turnCount: child.header.turnCount,
+      revision: parent.header.revision + 1,
+      updatedAt: nextUpdatedAt(parent.header.updatedAt),
+    };
+    parent.messages = structuredClone(child.messages);
+    parent.searchText = child.searchText;
+    putRecord(this.backend, parent);
+    return this.#sessionOf(parent);
+  }
+
+  // ---------------------------------------------------------------- HistoryReader
+
+  /**
+   * A caller-owned copy of the committed messages, taken in one synchronous step (never
+   * torn by a concurrent commit). Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async loadMessages(id: string): Promise<M[]> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const record = this.#get(id);
+    this.backend.stats.messageBodyReads++;
+    return structuredClone(record.messages) as M[];
+  }
+
+  // ---------------------------------------------------------------- RuntimeStatusStore
+
+  /**
+   * Stores `status` (any JSON) apart from the transcript. Over `MAX_RUNTIME_STATUS_BYTES`
+   * of UTF-8 JSON → `too_large`, nothing written. Throws `not_found`, `invalid_argument`,
+   * `closed`.
+   */
+  async saveRuntimeStatus(id: string, status: JsonValue): Promise<void> {
+    this.#assertOpen();
+    assertId(errors, id);
+    assertJsonValue(errors, status, 'runtime status');
+    const text = JSON.stringify(status);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > MAX_RUNTIME_STATUS_BYTES) {
+      throw errors.tooLarge(id, 'runtime status', bytes, MAX_RUNTIME_STATUS_BYTES);
+    }
+    this.#get(id).runtimeStatus = text;
+  }
+
+  /** The stored runtime status (a fresh value), or `null` when none was saved. Throws `not_found`. */
+  async loadRuntimeStatus(id: string): Promise<JsonValue | null> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const text = this.#get(id).runtimeStatus;
+    return text === null ? null : (JSON.parse(text) as JsonValue);
+  }
+
+  // ---------------------------------------------------------------- SessionRouter
+
+  /**
+   * Binds `(channel, chatKey, thread)` to an existing session, replacing any binding.
+   * `channel` and `chatKey` must be non-empty; `thread` may be `""`.
+   * Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async bind(channel: string, chatKey: string, thread: string, sessionId: string): Promise<void> {
+    this.#assertOpen();
+    assertRouterKey(errors, channel, 'bind: channel', true);
+    assertRouterKey(errors, chatKey, 'bind: chatKey', true);
+    assertRouterKey(errors, thread, 'bind: thread', false);
+    assertId(errors, sessionId);
+    this.#get(sessionId);
+    this.backend.bindings.set(bindingKey(channel, chatKey, thread), {
+      sessionId,
+      channel,
+      chatKey,
+      thread,
+      updatedAt: this.#routerNow(),
+    });
+  }
+
+  /**
+   * The session for the tuple, or `""`. A follow target of `(channel, chatKey)` wins:
+   * `"tui"` gives `liveSessionId` (or the binding when `liveSessionId` is `""`), any other
+   * target gives that id. Throws `invalid_argument`, `closed`.
+   */
+  async resolve(
+    channel: string,
+    chatKey: string,
+    thread: string,
+    liveSessionId: string,
+  ): Promise<string> {
+    this.#assertOpen();
+    assertRouterKey(errors, channel, 'resolve: channel', false);
+    assertRouterKey(errors, chatKey, 'resolve: chatKey', false);
+    assertRouterKey(errors, thread, 'resolve: thread', false);
+    assertRouterKey(errors, liveSessionId, 'resolve: liveSessionId', false);
+    if (liveSessionId !== '') assertId(errors, liveSessionId, 'resolve: liveSessionId');
+    const follow = this.backend.follows.get(followKey(channel, chatKey));
+    if (follow) {
+      if (follow.target !== FOLLOW_TUI) return follow.target;
+      if (liveSessionId !== '') return liveSessionId;
+    }
+    return this.backend.bindings.get(bindingKey(channel, chatKey, thread))?.sessionId ?? '';
+  }
+
+  /** Removes the binding; a missing one is not an error. Throws `invalid_argument`, `closed`. */
+  async unbind(channel: string, chatKey: string, thread: string): Promise<void> {
+    this.#assertOpen();
+    assertRouterKey(errors, channel, 'unbind: channel', false);
+    assertRouterKey(errors, chatKey, 'unbind: chatKey', false);
+    assertRouterKey(errors, thread, 'unbind: thread', false);
+    this.backend.bindings.delete(bindingKey(channel, chatKey, thread));
+  }
+
+  /**
+   * Sets the follow target of `(channel, chatKey)`: `"tui"`, a session id (checked for
+   * format only, the session need not exist), or `""` to clear.
+   * Empty channel → `invalid_argument`. Throws `closed`.
+   */
+  async follow(channel: string, chatKey: string, target: string): Promise<void> {
+    this.#assertOpen();
+    assertRouterKey(errors, channel, 'follow: channel', true);
+    assertRouterKey(errors, chatKey, 'follow: chatKey', false);
+    assertRouterKey(errors, target, 'follow: target', false);
+    if (target !== '' && target !== FOLLOW_TUI) assertId(errors, target, 'follow: target');
+    const key = followKey(channel, chatKey);
+    if (target === '') this.backend.follows.delete(key);
+    else this.backend.follows.set(key, { channel, chatKey, target });
+  }
+
+  /**
+   * Moves the binding's `updatedAt` strictly forward; a missing binding is not an error.
+   * Throws `invalid_argument`, `closed`.
+   */
+  async touch(channel: string, chatKey: string, thread: string): Promise<void> {
+    this.#assertOpen();
+    assertRouterKey(errors, channel, 'touch: channel', false);
+    assertRouterKey(errors, chatKey, 'touch: chatKey', false);
+    assertRouterKey(errors, thread, 'touch: thread', false);
+    const binding = this.backend.bindings.get(bindingKey(channel, chatKey, thread));
+    if (binding) binding.updatedAt = this.#routerNow();
+  }
+
+  /**
+   * Bindings, newest `updatedAt` first. `limit`: absent or 0 → 50, at most 1000.
+   * Throws `invalid_argument`, `closed`.
+   */
+  async recent(limit?: number): Promise<RouterRow[]> {
+    this.#assertOpen();
+    const n = normalizeLimit(errors, limit, 'recent: limit');
+    return [...this.backend.bindings.values()]
+      .sort((a, b) => compareListOrder(rowOrder(a), rowOrder(b), false))
+      .slice(0, n)
+      .map((row) => ({ ...row, updatedAt: new Date(row.updatedAt.getTime()) }));
+  }
+
+  // ---------------------------------------------------------------- EventLog
+
+  /**
+   * Appends an event with the next sequence (1, 2, 3 … without gaps), the session's
+   * current revision and `at` = now. `payload` defaults to `null`. The session itself is
+   * not changed. Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async append(id: string, type: string, payload: JsonValue = null): Promise<SessionEvent> {
+    this.#assertOpen();
+    assertId(errors, id);
+    assertEventType(errors, type);
+    assertJsonValue(errors, payload, 'event payload');
+    const record = this.#get(id);
+    const last = record.events[record.events.length - 1];
+    const event: SessionEvent = {
+      sequence: (last?.sequence ?? 0) + 1,
+      revision: record.header.revision,
+      at: new Date(),
+      type,
+      payload: structuredClone(payload),
+    };
+    record.events.push(event);
+    return structuredClone(event);
+  }
+
+  /**
+   * Events with a sequence after `query.afterSequence` (default 0), in order, at most
+   * `query.limit` (default all). Throws `not_found`, `invalid_argument`, `closed`.
+   */
+  async events(id: string, query?: EventQuery): Promise<SessionEvent[]> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const { afterSequence, limit } = normalizeEventQuery(errors, query);
+    const record = this.#get(id);
+    const hits = record.events.filter((e) => e.sequence > afterSequence);
+    return structuredClone(limit === undefined ? hits : hits.slice(0, limit));
+  }
+
+  // ---------------------------------------------------------------- Pruner
+
+  /**
+   * Keeps the newest `max` root sessions (ordered like `list`: `updatedAt` desc, then id
+   * desc, archived included) and deletes the other roots with the normal delete semantics,
+   * in one atomic step. Sub-sessions are never selected (children promoted by this pass
+   * are not either). `max <= 0` means unlimited. Returns how many were deleted.
+   * Throws `invalid_argument`, `closed`.
+   */
+  async enforceMax(max: number): Promise<number> {
+    this.#assertOpen();
+    assertMax(errors, max);
+    if (max <= 0) return 0;
+    const roots: IndexEntry[] = [];
+    for (const entry of this.backend.index.values()) {
+      if (entry.parentId === undefined) roots.push(entry);
+    }
+    roots.sort((a, b) => compareListOrder(a, b, false));
+    let deleted = 0;
+    for (const entry of roots.slice(max)) if (this.#remove(entry.id)) deleted++;
+    return deleted;
+  }
+
+  // ---------------------------------------------------------------- Repairer
+
+  /**
+   * Rebuilds `index` and `childrenOf` from `records`. `rebuilt` is the number of records
+   * indexed; records whose header is invalid are reported in `skippedCorrupt` and left out
+   * of the index (their data is left as it is); `indexEntriesFixed` counts index entries
+   * and tree entries that were added, corrected or removed. Throws `closed`.
+   */
+  async repair(): Promise<RepairReport> {
+    this.#assertOpen();
+    const b = this.backend;
+    const index = new Map<string, IndexEntry>();
+    const tree = new Map<string, Set<string>>();
+    const skippedCorrupt: RepairReport['skippedCorrupt'] = [];
+    for (const [id, record] of b.records) {
+      const problem = recordProblem(id, record);
+      if (problem !== undefined) {
+        skippedCorrupt.push({ id, reason: problem });
+        continue;
+      }
+      index.set(id, indexEntryOf(record));
+      const parentId = record.header.parentId;
+      if (parentId !== undefined) {
+        let set = tree.get(parentId);
+        if (!set) {
+          set = new Set();
+          tree.set(parentId, set);
+        }
+        set.add(id);
+      }
+    }
+    let fixed = 0;
+    for (const [id, entry] of index) {
+      if (!isDeepStrictEqual(b.index.get(id), entry)) fixed++;
+    }
+    for (const id of b.index.keys()) if (!index.has(id)) fixed++;
+    for (const [id, set] of tree) {
+      if (!sameIds(b.childrenOf.get(id), set)) fixed++;
+    }
+    for (const id of b.childrenOf.keys()) if (!tree.has(id)) fixed++;
+    b.index.clear();
+    for (const [id, entry] of index) b.index.set(id, entry);
+    b.childrenOf.clear();
+    for (const [id, set] of tree) b.childrenOf.set(id, set);
+    return { rebuilt: index.size, skippedCorrupt, indexEntriesFixed: fixed };
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #assertOpen(): void {
+    if (this.#closed) throw errors.closed();
+  }
+
+  /** The record of `id`; `not_found` when missing, `corrupt` when it cannot be used. */
+  #get(id: string): MemoryRecord {
+    const record = this.backend.records.get(id);
+    if (!record) throw errors.notFound(id);
+    const problem = recordProblem(id, record);
+    if (problem !== undefined) throw errors.corrupt(id, problem);
+    return record;
+  }
+
+  #freshId(): string {
+    let id = newSessionId();
+    while (this.backend.records.has(id)) id = newSessionId();
+    return id;
+  }
+
+  #routerNow(): Date {
+    const at = nextUpdatedAt(this.backend.lastRouterUpdate);
+    this.backend.lastRouterUpdate = at;
+    return new Date(at.getTime());
+  }
+
+  /** A caller-owned full session from a record. */
+  #sessionOf(record: MemoryRecord): Session<M> {
+    return {
+      ...structuredClone(record.header),
+      messages: structuredClone(record.messages) as M[],
+      children: childIds(this.backend, record.header.id),
+    };
+  }
+
+  /** A caller-owned summary from an index entry. */
+  #summaryOf(entry: IndexEntry): SessionSummary {
+    const { searchText: _searchText, ...rest } = entry;
+    return { ...structuredClone(rest), children: childIds(this.backend, entry.id) };
+  }
+
+  /** Deletes a session with the full delete semantics; false when it does not exist. */
+  #remove(id: string): boolean {
+    const b = this.backend;
+    const record = b.records.get(id);
+    if (!record) return false;
+    const parent = (record.header as Partial<MemoryHeader> | undefined)?.parentId;
+    const grandparentId = typeof parent === 'string' ? parent : undefined;
+    b.records.delete(id);
+    b.index.delete(id);
+    if (grandparentId !== undefined) unlinkChild(b, grandparentId, id);
+    for (const childId of childIds(b, id)) {
+      const child = b.records.get(childId);
+      if (!child || typeof child.header !== 'object' || child.header === null) continue;
+      const { parentId: _old, ...header } = child.header;
+      // A parent cycle (allowed by create) must not make a session its own parent.
+      if (grandparentId !== undefined && grandparentId !== childId) {
+        child.header = { ...header, parentId: grandparentId };
+        linkChild(b, grandparentId, childId);
+      } else {
+        child.header = header;
+      }
+      // A corrupt child keeps its stale index entry until repair() drops it.
+      if (recordProblem(childId, child) === undefined) putRecord(b, child);
+    }
+    b.childrenOf.delete(id);
+    for (const [key, row] of b.bindings) if (row.sessionId === id) b.bindings.delete(key);
+    for (const [key, follow] of b.follows) if (follow.target === id) b.follows.delete(key);
+    return true;
+  }
+}
+
+function rowOrder(row: RouterRow): { updatedAt: Date; id: string } {
+  return { updatedAt: row.updatedAt, id: bindingKey(row.channel, row.chatKey, row.thread) };
+}
+
+function sameIds(a: Set<string> | undefined, b: Set<string>): boolean {
+  if (!a || a.size !== b.size) return false;
+  for (const id of b) if (!a.has(id)) return false;
+  return true;
+}
+
+/** Why a record cannot be indexed, or `undefined` when it is sound. */
+function recordProblem(id: string, record: MemoryRecord): string | undefined {
+  if (typeof record !== 'object' || record === null) return 'record is not an object';
+  const h = record.header as Partial<MemoryHeader> | undefined;
+  if (typeof h !== 'object' || h === null) return 'header is missing';
+  if (h.id !== id) return `header id ${JSON.stringify(h.id)} does not match its key`;
+  if (!Array.isArray(record.messages)) return 'messages is not an array';
+  if (typeof record.searchText !== 'string') return 'searchText is not a string';
+  if (!Array.isArray(record.events)) return 'events is not an array';
+  if (record.runtimeStatus !== null && typeof record.runtimeStatus !== 'string') {
+    return 'runtimeStatus is neither null nor JSON text';
+  }
+  for (const key of ['createdAt', 'updatedAt'] as const) {
+    const v = h[key];
+    if (!(v instanceof Date) || Number.isNaN(v.getTime()))
+      return `header.${key} is not a valid Date`;
+  }
+  for (const key of ['tokenCount', 'costUsd', 'turnCount'] as const) {
+    if (typeof h[key] !== 'number') return `header.${key} is not a number`;
+  }
+  if (typeof h.metadata !== 'object' || h.metadata === null) return 'header.metadata is missing';
+  try {
+    // Core's save validation covers every header field; messages are checked above.
+    assertSaveInput(errors, { ...(h as MemoryHeader), messages: [], children: [] });
+  } catch (e) {
+    if (isSessionKitError(e))
+      return `invalid header: ${e.message.replace(`${errors.prefix} `, '')}`;
+    throw e;
+  }
+  return undefined;
+}
+
+/**
+ * Opens `memory:` URLs for core's `openStore`. `memory:` gives a store on a new private
+ * backend; `memory:NAME` (also `memory://NAME`) a store on the process-wide backend `NAME`
+ * (`MemoryBackend.named`), so every store opened with the same name shares its data.
+ * Options: `{ backend }` as in `MemoryStoreOptions`, only with a bare `memory:` URL.
+ * Throws `invalid_argument` for unknown options or a name together with a backend.
+ */
+export const storeAdapter: StoreAdapter = {
+  schemes: ['memory'],
+  async open(url: URL, options?: Record<string, unknown>) {
+    assertKnownKeys(errors, options, ['backend'], 'openStore(memory:)');
+    const raw = `${url.host}${url.pathname}`.replace(/^\/+/, '');
+    let name: string;
+    try {
+      name = decodeURIComponent(raw);
+    } catch (cause) {
+      throw errors.make('invalid_argument', `openStore: bad memory backend name "${raw}"`, {
+        cause,
+      });
+    }
+    const given = options?.backend as MemoryBackend | undefined;
+    if (name !== '' && given !== undefined) {
+      throw errors.invalid(
+        `openStore(memory:): give either a backend name in the URL or options.backend, not both`,
+      );
+    }
+    const backend = name === '' ? given : MemoryBackend.named(name);
+    return new MemoryStore<Message>({ backend });
+  },
+};
