@@ -96,7 +96,7 @@ export function defineSpec(
 }
 
 /** Throws a clear error when the initializer is malformed. */
-export function validateInitializer(init: unknown): asserts init is ConformanceInitializer {
+export function validateInitializer(init: unknown): void {
   const where = '@sessionkit/conformance: the initializer';
   if (typeof init !== 'object' || init === null)
     throw new TypeError(`${where} must be an object, got ${String(init)}`);

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import type { Store } from '@sessionkit/core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
   executeTest,
@@ -49,6 +50,8 @@ export function runConformance(
   options: ConformanceOptions = {},
 ): ConformanceReport {
   validateInitializer(init);
+  // Stores are only handed back to the initializer's own hooks, so erasing S is safe.
+  const base = init as unknown as ConformanceInitializer;
   const report = newReport(init.name);
   describe(`${init.name} › conformance`, () => {
     beforeAll(async () => {
@@ -65,7 +68,7 @@ export function runConformance(
           it(
             test.name,
             async (ctx) => {
-              const result = await executeTest(init, test);
+              const result = await executeTest(base, test);
               recordResult(report, result);
               if (result.status === 'failed') throw new Error(result.detail ?? 'failed');
               if (result.status !== 'passed') ctx.skip(`${result.status}: ${result.detail ?? ''}`);
@@ -84,16 +87,17 @@ export function runConformance(
  * the report. For tests of the suite itself (does it catch a broken adapter?) and for
  * tools; assertions still use vitest's `expect`, so call it from a vitest run.
  */
-export async function runConformanceSuite(
-  init: ConformanceInitializer,
+export async function runConformanceSuite<S extends Store>(
+  init: ConformanceInitializer<S>,
   options: ConformanceOptions = {},
 ): Promise<ConformanceReport> {
   validateInitializer(init);
+  const base = init as unknown as ConformanceInitializer;
   const report = newReport(init.name);
   await init.beforeAll?.();
   try {
     for (const spec of selectedSpecs(options)) {
-      for (const test of ALL_SPECS[spec]) recordResult(report, await executeTest(init, test));
+      for (const test of ALL_SPECS[spec]) recordResult(report, await executeTest(base, test));
     }
   } finally {
     await init.afterAll?.();

@@ -24,6 +24,9 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
       folder: ctx.folder(),
       model: 'm',
       title: 'root',
+      tokenCount: 300,
+      costUsd: 0.3,
+      turnCount: 3,
     });
     const child = await brancher(ctx.store).branch(parent.id, 4);
     expect(child.id).not.toBe(parent.id);
@@ -32,6 +35,8 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
     expect(child.messages).toEqual(turns(3).slice(0, 4));
     expect(child.revision).toBe(1);
     expect(child.folder).toBe(parent.folder);
+    // Counters carry over, so a later merge fast-forwards the parent to complete totals.
+    expect(child).toMatchObject({ tokenCount: 300, costUsd: 0.3, turnCount: 3 });
     const loadedChild = await ctx.store.load(child.id);
     expect(loadedChild).toEqual(child);
     const loadedParent = await ctx.store.load(parent.id);

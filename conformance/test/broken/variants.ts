@@ -294,7 +294,10 @@ export const BROKEN_VARIANTS: BrokenVariant[] = [
     override: (inner) => ({
       async create(session: SessionInput) {
         if (typeof session.id === 'string' && !isValidId(session.id)) {
-          const cleaned = String(session.id).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 128) || '_';
+          const cleaned =
+            String(session.id)
+              .replace(/[^A-Za-z0-9_-]/g, '_')
+              .slice(0, 128) || '_';
           return inner.create({ ...session, id: cleaned });
         }
         return inner.create(session);

@@ -2,6 +2,7 @@ export * from './contracts.js';
 export * from './errors.js';
 export * from './fs/atomic-write.js';
 export * from './fs/file-lock.js';
+export * from './fs/fs-errors.js';
 export * from './helpers/commit-turn.js';
 export * from './helpers/enforce-max.js';
 export * from './helpers/export-import.js';

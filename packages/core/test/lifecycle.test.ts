@@ -112,6 +112,14 @@ describe('fork', () => {
     expect((await store.load('root')).children).toEqual(['child', f.id]);
   });
 
+  it('starts unarchived even when the original is archived', async () => {
+    const store = new TinyStore();
+    await store.create({ id: 'old', archivedAt: at(5), messages: [user('m')] });
+    const f = await fork(store, 'old');
+    expect(f.archivedAt).toBeUndefined();
+    expect((await store.list({ includeArchived: false })).map((s) => s.id)).toEqual([f.id]);
+  });
+
   it('makes a root when the original is a root, with a chosen id', async () => {
     const store = new TinyStore();
     await store.create({ id: 'r', messages: [user('m')] });

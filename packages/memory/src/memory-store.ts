@@ -253,7 +253,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
 
   /**
    * A new session (fresh id, revision 1) holding copies of the parent's first `atTurn`
-   * messages, with the parent's title, folder, model, provider and mode, counters 0,
+   * messages, with the parent's title, folder, model, provider, mode and counters,
    * `metadata` = the parent's plus `branchedFrom`, `parentId` and `branchedAtTurn` set.
    * The parent itself is not written (its `children` are derived). Throws `not_found`,
    * `invalid_argument` (atTurn outside `0..messageCount`), `closed`.
@@ -276,9 +276,11 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       updatedAt: new Date(now.getTime()),
       model: parent.header.model,
       provider: parent.header.provider,
-      tokenCount: 0,
-      costUsd: 0,
-      turnCount: 0,
+      // The branch carries the parent's totals, so a merge (allowed only while the parent
+      // is still at the branch point) fast-forwards the parent to complete figures.
+      tokenCount: parent.header.tokenCount,
+      costUsd: parent.header.costUsd,
+      turnCount: parent.header.turnCount,
       metadata: { ...parent.header.metadata, branchedFrom: parentId },
       status: 'active',
       branchedAtTurn: atTurn,

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Store } from '../contracts.js';
 import { isPruner } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
+import { fsErrorToSessionKit } from '../fs/fs-errors.js';
 import { compareListOrder, isSubSession } from '../session.js';
 import type { ListCursor, Message, SessionSummary } from '../types.js';
 import { assertKnownKeys, assertMax, MAX_LIST_LIMIT } from '../validate.js';
@@ -85,7 +86,7 @@ export async function enforceMax<M = Message>(
     // mkdtemp creates the folder 0700: the spool names sessions and must stay private.
     dir = await mkdtemp(join(tmpDir, 'sessionkit-prune-'));
   } catch (e) {
-    throw fsError(e, `enforceMax: cannot create a spool folder in "${tmpDir}"`);
+    throw fsErrorToSessionKit(errors, e, `enforceMax: cannot create a spool folder in "${tmpDir}"`);
   }
   try {
     const spool = join(dir, 'candidates.tsv');
@@ -142,7 +143,7 @@ async function spoolCandidates<M>(
     );
   } catch (e) {
     if (e === seen.storeError) throw e;
-    throw fsError(e, 'enforceMax: cannot write the spool');
+    throw fsErrorToSessionKit(errors, e, 'enforceMax: cannot write the spool');
   }
   return seen.first;
 }
@@ -165,7 +166,7 @@ async function deleteUnchanged<M>(
     try {
       return await spooled.next();
     } catch (e) {
-      throw fsError(e, 'enforceMax: cannot read the spool');
+      throw fsErrorToSessionKit(errors, e, 'enforceMax: cannot read the spool');
     }
   };
   // The cursor `(updatedAt + 1, "")` sorts just before every row with `updatedAt`, so the
@@ -264,23 +265,4 @@ async function* listRows<M>(
 ): AsyncGenerator<SessionSummary, undefined> {
   for await (const page of listPages(store, pageSize, start)) yield* page;
   return undefined;
-}
-
-/**
- * A filesystem error (it has an errno `code` and a `syscall`) as a `SessionKitError`:
- * `invalid_argument` when the path itself is unusable, `unavailable` otherwise. Anything
- * else (the store's own errors) is returned unchanged.
- */
-function fsError(e: unknown, what: string): unknown {
-  const err = e as { code?: unknown; syscall?: unknown } | null;
-  if (typeof err !== 'object' || err === null || typeof err.syscall !== 'string') return e;
-  const code = typeof err.code === 'string' ? err.code : 'EIO';
-  const badPath = ['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG', 'EROFS'];
-  return errors.make(
-    badPath.includes(code) ? 'invalid_argument' : 'unavailable',
-    `${what}: ${code}`,
-    {
-      cause: e,
-    },
-  );
 }

@@ -9,6 +9,8 @@ import { pipeline } from 'node:stream/promises';
 import type { Store } from '../contracts.js';
 import { isEventLog, isRuntimeStatusStore } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
+import { fsyncDir } from '../fs/atomic-write.js';
+import { fsErrorToSessionKit } from '../fs/fs-errors.js';
 import type { JsonValue, ListCursor, Message, Session, SessionInput } from '../types.js';
 import { assertKnownKeys, MAX_LIST_LIMIT, prepareCreate } from '../validate.js';
 
@@ -147,19 +149,16 @@ export async function exportSessions<M = Message>(
       Readable.from(lines(), { objectMode: false }),
       createWriteStream(tmp, { flags: 'wx', mode: 0o600 }),
     );
-    await fsyncPath(tmp, 'r+');
+    await fsyncFile(tmp);
     await rename(tmp, target);
   } catch (e) {
     await unlink(tmp).catch(() => undefined);
     if (e === storeError) throw e;
-    throw fsError(e, `exportSessions: cannot write "${path}"`);
+    throw fsErrorToSessionKit(errors, e, `exportSessions: cannot write "${path}"`);
   }
-  // The rename is durable only once the folder entry is on disk. Some platforms and
-  // filesystems cannot fsync a folder; the file itself is already complete there.
-  await fsyncPath(dir, 'r').catch((e: unknown) => {
-    const code = (e as { code?: unknown } | null)?.code;
-    if (code === 'EISDIR' || code === 'EINVAL' || code === 'EPERM') return;
-    throw fsError(e, `exportSessions: cannot sync the folder of "${path}"`);
+  // The rename is durable only once the folder entry is on disk.
+  await fsyncDir(dir).catch((e: unknown) => {
+    throw fsErrorToSessionKit(errors, e, `exportSessions: cannot sync the folder of "${path}"`);
   });
   return result;
 }
@@ -268,7 +267,7 @@ async function forEachRecord<M>(
     // Opened first so a missing or unreadable file fails here, not inside the stream.
     handle = await open(path, 'r');
   } catch (e) {
-    throw fsError(e, `importSessions: cannot read "${path}"`);
+    throw fsErrorToSessionKit(errors, e, `importSessions: cannot read "${path}"`);
   }
   const input = handle.createReadStream({ encoding: 'utf8' });
   const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
@@ -286,7 +285,7 @@ async function forEachRecord<M>(
       await visit(parseRecord<M>(path, lineNo, line));
     }
   } catch (e) {
-    throw fsError(e, `importSessions: cannot read "${path}"`);
+    throw fsErrorToSessionKit(errors, e, `importSessions: cannot read "${path}"`);
   } finally {
     reader.close();
     input.destroy();
@@ -372,29 +371,12 @@ function assertPath(path: unknown, where: string): asserts path is string {
   }
 }
 
-/** fsyncs a file or folder (through a fresh descriptor: fsync applies to the inode). */
-async function fsyncPath(path: string, flags: 'r' | 'r+'): Promise<void> {
-  const handle = await open(path, flags);
+/** fsyncs a file through a fresh descriptor (fsync applies to the inode). */
+async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
   try {
     await handle.sync();
   } finally {
     await handle.close();
   }
-}
-
-/**
- * A filesystem error (it has an errno `code` and a `syscall`) as a `SessionKitError`:
- * `invalid_argument` when the path itself is unusable, `unavailable` otherwise. Anything
- * else (the store's own errors) is returned unchanged.
- */
-function fsError(e: unknown, what: string): unknown {
-  const err = e as { code?: unknown; syscall?: unknown } | null;
-  if (typeof err !== 'object' || err === null || typeof err.syscall !== 'string') return e;
-  const code = typeof err.code === 'string' ? err.code : 'EIO';
-  const badPath = ['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG', 'EROFS'];
-  return errors.make(
-    badPath.includes(code) ? 'invalid_argument' : 'unavailable',
-    `${what}: ${code}`,
-    { cause: e },
-  );
 }

@@ -32,7 +32,8 @@ export function rename<M = Message>(
 
 /**
  * A copy of the session with its full history that keeps the original's `parentId` (a
- * sibling), with `metadata.forkedFrom = id`. Works on any store. Throws `not_found`.
+ * sibling), with `metadata.forkedFrom = id`, not archived. Works on any store. Throws
+ * `not_found`.
  */
 export async function fork<M = Message>(
   store: Store<M>,
@@ -42,7 +43,15 @@ export async function fork<M = Message>(
   assertId(errors, id);
   assertId(errors, newId);
   const source = await store.load(id);
-  const { children: _c, revision: _r, createdAt: _ca, updatedAt: _ua, ...rest } = source;
+  // A fork is made to carry on working, so it starts unarchived.
+  const {
+    children: _c,
+    revision: _r,
+    createdAt: _ca,
+    updatedAt: _ua,
+    archivedAt: _aa,
+    ...rest
+  } = source;
   return store.create({ ...rest, id: newId, metadata: { ...source.metadata, forkedFrom: id } });
 }
 
