@@ -26,9 +26,6 @@ describe('the conformance suite catches broken adapters', () => {
         expect(result, `no test "${test}" in spec "${spec}"`).toBeDefined();
         expect(result?.status, `${spec} › ${test} should fail for ${variant.name}`).toBe('failed');
       }
-      expect(
-        report.capabilities[report.tests.find((t) => t.status === 'failed')!.capability].status,
-      ).toBe('failed');
     });
   }
 });

@@ -304,6 +304,63 @@ const CASES: BadInput[] = [
   },
 ];
 
+/** Every method that takes a session id, called with `id` in that place. */
+const ID_SWEEP: {
+  method: string;
+  capability: 'Store' | Capability;
+  call(s: FullStore, id: string, seed: Seed): Promise<unknown>;
+}[] = [
+  { method: 'load', capability: 'Store', call: (s, id) => s.load(id) },
+  { method: 'save', capability: 'Store', call: (s, id, { session }) => s.save({ ...session, id }) },
+  { method: 'delete', capability: 'Store', call: (s, id) => s.delete(id) },
+  {
+    method: 'list (parentId)',
+    capability: 'Store',
+    call: (s, id, { folder }) => s.list({ folder, parentId: id }),
+  },
+  {
+    method: 'commit',
+    capability: 'Committer',
+    call: (s, id) => s.commit(id, { append: turns(1) }),
+  },
+  { method: 'branch', capability: 'Brancher', call: (s, id) => s.branch(id, 0) },
+  { method: 'clone', capability: 'Brancher', call: (s, id) => s.clone(id) },
+  { method: 'merge', capability: 'Brancher', call: (s, id) => s.merge(id) },
+  { method: 'loadMessages', capability: 'HistoryReader', call: (s, id) => s.loadMessages(id) },
+  {
+    method: 'saveRuntimeStatus',
+    capability: 'RuntimeStatusStore',
+    call: (s, id) => s.saveRuntimeStatus(id, { a: 1 }),
+  },
+  {
+    method: 'loadRuntimeStatus',
+    capability: 'RuntimeStatusStore',
+    call: (s, id) => s.loadRuntimeStatus(id),
+  },
+  { method: 'append', capability: 'EventLog', call: (s, id) => s.append(id, 'x', {}) },
+  { method: 'events', capability: 'EventLog', call: (s, id) => s.events(id) },
+  {
+    method: 'bind (sessionId)',
+    capability: 'SessionRouter',
+    call: (s, id) => s.bind('telegram', 'c', '', id),
+  },
+  {
+    method: 'follow (target)',
+    capability: 'SessionRouter',
+    call: (s, id) => s.follow('telegram', 'c', id),
+  },
+];
+
+/** Seeds a session (with status, an event and a binding where supported). */
+async function seedStore(store: FullStore, id: string, folder: string): Promise<Seed> {
+  const session = await store.create({ id, folder, title: 'seed', messages: turns(2) });
+  const caps = new Set(detectCapabilities(store));
+  if (caps.has('RuntimeStatusStore')) await store.saveRuntimeStatus(session.id, { seeded: true });
+  if (caps.has('EventLog')) await store.append(session.id, 'seeded', { n: 1 });
+  if (caps.has('SessionRouter')) await store.bind('telegram', 'seed-chat', '', session.id);
+  return { session, folder };
+}
+
 /** Everything observable about the seed and its folder, to prove nothing was written. */
 async function observe(store: Store, seed: Seed): Promise<string> {
   const caps = store as Partial<FullStore>;
@@ -341,21 +398,32 @@ export const badInputSpec = defineSpec('bad-input', 'Store', (t) => {
   for (const c of CASES) {
     t.testFor(c.capability, `rejects ${c.name}`, async (ctx) => {
       const store = ctx.store as FullStore;
-      const folder = ctx.folder();
-      const session = await store.create({
-        id: ctx.id(),
-        folder,
-        title: 'seed',
-        messages: turns(2),
-      });
-      const seed = { session, folder };
-      const caps = new Set(detectCapabilities(store));
-      if (caps.has('RuntimeStatusStore'))
-        await store.saveRuntimeStatus(session.id, { seeded: true });
-      if (caps.has('EventLog')) await store.append(session.id, 'seeded', { n: 1 });
-      if (caps.has('SessionRouter')) await store.bind('telegram', 'seed-chat', '', session.id);
+      const seed = await seedStore(store, ctx.id(), ctx.folder());
       const before = await observe(store, seed);
       await expectCode(c.call(store, seed), c.code ?? 'invalid_argument');
+      expect(await observe(store, seed)).toBe(before);
+    });
+  }
+});
+
+/** Every method that takes an id rejects every malformed id, before any I/O. */
+export const badIdSweepSpec = defineSpec('bad-input', 'Store', (t) => {
+  for (const m of ID_SWEEP) {
+    t.testFor(m.capability, `${m.method} rejects every malformed id`, async (ctx) => {
+      const store = ctx.store as FullStore;
+      const seed = await seedStore(store, ctx.id(), ctx.folder());
+      const before = await observe(store, seed);
+      for (const [what, id] of BAD_IDS) {
+        // An empty follow target is valid: it clears follow mode.
+        if (m.method === 'follow (target)' && id === '') continue;
+        await expectCode(m.call(store, id as string, seed), 'invalid_argument').catch(
+          (e: unknown) => {
+            throw new Error(
+              `${m.method} with an id containing ${what}: ${e instanceof Error ? e.message : String(e)}`,
+            );
+          },
+        );
+      }
       expect(await observe(store, seed)).toBe(before);
     });
   }

@@ -1,4 +1,4 @@
-import type { Brancher, Committer, Store } from '@sessionkit/core';
+import { type Brancher, commitTurn, type Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, race, tally, turn, turns } from './util.js';
@@ -6,14 +6,9 @@ import { createSession, expectCode, race, tally, turn, turns } from './util.js';
 type B = Store & Brancher;
 const brancher = (s: Store) => s as B;
 
+/** Appends turn `i` through core's `commitTurn` (native commit, or load/modify/save). */
 async function appendTurn(store: Store, id: string, i: number, tag: string): Promise<void> {
-  const c = store as Store & Partial<Committer>;
-  if (typeof c.commit === 'function') {
-    await c.commit(id, { append: turn(i, tag) });
-    return;
-  }
-  const s = await store.load(id);
-  await store.save({ ...s, messages: [...s.messages, ...turn(i, tag)] });
+  await commitTurn(store, id, { append: turn(i, tag) });
 }
 
 /** Branch, clone and merge. */
@@ -92,6 +87,36 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
     await appendTurn(ctx.store, copy.id, 9, 'copy');
     expect((await ctx.store.load(source.id)).messages).toEqual(turns(3));
     await expectCode(brancher(ctx.store).clone(ctx.id()), 'not_found');
+  });
+
+  t.test('clone of a branch has no parent link and no branch point', async (ctx) => {
+    const parent = await createSession(ctx, { messages: turns(2) });
+    const branch = await brancher(ctx.store).branch(parent.id, 2);
+    const copy = await brancher(ctx.store).clone(branch.id);
+    expect(copy.parentId ?? undefined).toBeUndefined();
+    expect(copy.branchedAtTurn ?? undefined).toBeUndefined();
+    expect(copy.messages).toEqual(turn(0));
+    expect((await ctx.store.load(parent.id)).children).toEqual([branch.id]);
+  });
+
+  t.test('branch, clone and merge results are caller-owned', async (ctx) => {
+    const parent = await createSession(ctx, { messages: turns(2), metadata: { k: 'v' } });
+    const branch = await brancher(ctx.store).branch(parent.id, 4);
+    const copy = await brancher(ctx.store).clone(parent.id);
+    for (const s of [branch, copy]) {
+      s.messages.push(turn(9)[0]!);
+      s.metadata.k = 'mutated';
+      s.children.push('ghost');
+    }
+    expect((await ctx.store.load(branch.id)).messages).toEqual(turns(2));
+    expect((await ctx.store.load(copy.id)).metadata.k).toBe('v');
+    await appendTurn(ctx.store, branch.id, 2, 't');
+    const merged = await brancher(ctx.store).merge(branch.id);
+    merged.messages.length = 0;
+    merged.children.length = 0;
+    const reloaded = await ctx.store.load(parent.id);
+    expect(reloaded.messages).toEqual(turns(3));
+    expect(reloaded.children).toEqual([branch.id]);
   });
 
   t.test('merge fast-forwards the parent to the child', async (ctx) => {

@@ -132,6 +132,23 @@ export const committerSpec = defineSpec('committer', 'Committer', (t) => {
     expect((await ctx.store.load(s.id)).messages).toEqual(turns(3));
   });
 
+  t.test('an append reads no stored message bodies', async (ctx) => {
+    // What keeps a commit's cost flat as the history grows: it never reads what is stored.
+    const probe = ctx.init.probes?.messageBodyReads;
+    if (!probe) return ctx.skip('needs probes.messageBodyReads');
+    const s = await createSession(ctx, { messages: turns(500) });
+    const before = await probe(ctx.store);
+    for (let i = 0; i < 5; i++) {
+      await committer(ctx.store).commit(s.id, {
+        append: turn(500 + i),
+        patch: { status: `s${i}` },
+      });
+    }
+    await committer(ctx.store).commit(s.id, { expectedMessageCount: 1010, append: turn(505) });
+    expect(await probe(ctx.store)).toBe(before);
+    expect((await ctx.store.load(s.id)).messages).toHaveLength(1012);
+  });
+
   t.test('commit on a missing session fails with not_found and creates nothing', async (ctx) => {
     const id = ctx.id();
     await expectCode(committer(ctx.store).commit(id, { append: turn(0) }), 'not_found');

@@ -1,4 +1,10 @@
-import type { Committer, Message, SessionSummary, Store } from '@sessionkit/core';
+import {
+  type Committer,
+  compareListOrder,
+  type Message,
+  type SessionSummary,
+  type Store,
+} from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, msg, race, tally, tick, turns } from './util.js';
@@ -7,15 +13,7 @@ type C = Store & Committer;
 const key = (s: { updatedAt: Date; id: string }) => ({ updatedAt: s.updatedAt, id: s.id });
 
 function strictlyOrdered(xs: SessionSummary[], oldestFirst: boolean): boolean {
-  for (let i = 1; i < xs.length; i++) {
-    const a = xs[i - 1]!;
-    const b = xs[i]!;
-    const ta = a.updatedAt.getTime();
-    const tb = b.updatedAt.getTime();
-    const cmp = ta !== tb ? ta - tb : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-    if (oldestFirst ? cmp >= 0 : cmp <= 0) return false;
-  }
-  return true;
+  return xs.every((s, i) => i === 0 || compareListOrder(xs[i - 1]!, s, oldestFirst) < 0);
 }
 
 /** Races between writers, on one store instance and across two when the initializer can make them. */

@@ -1,6 +1,6 @@
 import type { ConformanceTest } from '../harness.js';
 import type { SpecName } from '../types.js';
-import { badInputSpec } from './bad-input.js';
+import { badIdSweepSpec, badInputSpec } from './bad-input.js';
 import { brancherSpec } from './brancher.js';
 import { committerSpec } from './committer.js';
 import { concurrencySpec } from './concurrency.js';
@@ -23,7 +23,7 @@ export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
   'event-log': eventLogSpec,
   pruner: prunerSpec,
   repairer: repairerSpec,
-  'bad-input': badInputSpec,
+  'bad-input': [...badInputSpec, ...badIdSweepSpec],
   concurrency: concurrencySpec,
 };
 

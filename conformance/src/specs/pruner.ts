@@ -1,4 +1,4 @@
-import type { Pruner, Store } from '@sessionkit/core';
+import { enforceMax, type Pruner, type Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, listAll, turns } from './util.js';
@@ -79,6 +79,38 @@ export const prunerSpec = defineSpec('pruner', 'Pruner', (t) => {
     expect((await store.load(b.id)).id).toBe(b.id);
     expect((await store.load(c.id)).id).toBe(c.id);
   });
+
+  t.testFor(
+    'Store',
+    "core's generic enforceMax works through this store's base contract",
+    async (ctx) => {
+      // Hide every capability: core must then prune with two keyset scans and a spool.
+      const s = ctx.store;
+      const base: Store = {
+        create: (x) => s.create(x),
+        load: (id) => s.load(id),
+        save: (x) => s.save(x),
+        delete: (id) => s.delete(id),
+        list: (o) => s.list(o),
+        close: () => s.close(),
+      };
+      const folder = ctx.folder();
+      const roots = [];
+      for (let i = 0; i < 9; i++)
+        roots.push(await createSession(ctx, { folder, updatedAt: at(i) }));
+      // Two roots share a timestamp, so the spool's keyset cursor must break ties by id.
+      roots.push(await createSession(ctx, { folder, updatedAt: at(3) }));
+      const child = await createSession(ctx, {
+        folder,
+        updatedAt: at(0),
+        parentId: roots[8]!.id,
+        branchedAtTurn: 0,
+      });
+      expect(await enforceMax(base, 3, { pageSize: 2 })).toBe(7);
+      const left = (await listAll(s, folder, { includeArchived: true })).map((x) => x.id);
+      expect(left.sort()).toEqual([roots[6]!.id, roots[7]!.id, roots[8]!.id, child.id].sort());
+    },
+  );
 
   t.test('enforceMax reads no message bodies', async (ctx) => {
     const probe = ctx.init.probes?.messageBodyReads;

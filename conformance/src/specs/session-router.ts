@@ -115,6 +115,18 @@ export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (
     await expectCode(store.recent(1001), 'invalid_argument');
   });
 
+  t.test('recent rows are caller-owned', async (ctx) => {
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await store.bind('telegram', 'c', '', a.id);
+    const rows = await store.recent(10);
+    rows[0]!.sessionId = 'mutated';
+    rows[0]!.updatedAt.setTime(0);
+    const again = await store.recent(10);
+    expect(again[0]?.sessionId).toBe(a.id);
+    expect(again[0]?.updatedAt.getTime()).toBeGreaterThan(0);
+  });
+
   t.test('deleting a session removes its bindings and pins', async (ctx) => {
     const store = ctx.store as R;
     const a = await createSession(ctx);

@@ -1,4 +1,4 @@
-import type { Session, SessionSummary } from '@sessionkit/core';
+import type { FullStore, Session, SessionSummary } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, listAll, msg, sleep, turns } from './util.js';
@@ -145,6 +145,20 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
     },
   );
 
+  t.test('save does not keep a reference to its argument', async (ctx) => {
+    const s = await createSession(ctx);
+    const edited = { ...s, messages: turns(2), metadata: { a: '1' }, state: { list: [1] } };
+    await ctx.store.save(edited);
+    edited.messages.push(msg('user', 'after save'));
+    (edited.messages[0] as { content: string }).content = 'mutated';
+    edited.metadata.a = 'mutated';
+    (edited.state as { list: number[] }).list.push(2);
+    const loaded = await ctx.store.load(s.id);
+    expect(loaded.messages).toEqual(turns(2));
+    expect(loaded.metadata).toEqual({ a: '1' });
+    expect(loaded.state).toEqual({ list: [1] });
+  });
+
   t.test('save with a stale revision fails with conflict and writes nothing', async (ctx) => {
     const s = await createSession(ctx, { title: 'v1' });
     const saved = await ctx.store.save({ ...s, title: 'v2' });
@@ -253,6 +267,51 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
       );
     },
   );
+
+  t.test('ties on updatedAt are broken by id in byte order', async (ctx) => {
+    const folder = ctx.folder();
+    const prefix = ctx.id('tie');
+    const updatedAt = new Date(Date.UTC(2024, 3, 1));
+    // Case, dot, dash, underscore and digits: a locale collation would order these differently.
+    const suffixes = ['a', 'B', 'A', 'b', 'a-b', 'a_b', 'a.b', '0', 'Z9', 'a0'];
+    for (const x of suffixes)
+      await ctx.store.create({ id: `${prefix}-${x}`, folder, updatedAt, createdAt: updatedAt });
+    const bytewise = suffixes
+      .map((x) => `${prefix}-${x}`)
+      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    expect(ids(await ctx.store.list({ folder, oldestFirst: true }))).toEqual(bytewise);
+    expect(ids(await ctx.store.list({ folder }))).toEqual([...bytewise].reverse());
+    const page1 = await ctx.store.list({ folder, limit: 4 });
+    const page2 = await ctx.store.list({
+      folder,
+      limit: 4,
+      startAfter: { updatedAt, id: page1[3]!.id },
+    });
+    expect(ids([...page1, ...page2])).toEqual([...bytewise].reverse().slice(0, 8));
+  });
+
+  t.test('list results are caller-owned', async (ctx) => {
+    const folder = ctx.folder();
+    const day = (d: number) => new Date(Date.UTC(2024, 0, d));
+    const parent = await createSession(ctx, { folder, metadata: { k: 'v' }, updatedAt: day(1) });
+    const child = await createSession(ctx, {
+      folder,
+      parentId: parent.id,
+      branchedAtTurn: 0,
+      updatedAt: day(2),
+    });
+    const first = await ctx.store.list({ folder });
+    for (const s of first) {
+      s.metadata.k = 'mutated';
+      s.children.push('ghost');
+      s.title = 'mutated';
+    }
+    const again = await ctx.store.list({ folder, oldestFirst: true });
+    expect(again.map((s) => s.title)).toEqual(['', '']);
+    expect(again[0]?.metadata).toEqual({ k: 'v' });
+    expect(again[0]?.children).toEqual([child.id]);
+    expect(again[1]?.children).toEqual([]);
+  });
 
   t.test('list returns summaries with messageCount and children, without messages', async (ctx) => {
     const folder = ctx.folder();
@@ -548,6 +607,33 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
     await expectCode(ctx.store.create({ id: ctx.id() }), 'closed');
     await expectCode(ctx.store.save(s), 'closed');
     await expectCode(ctx.store.delete(s.id), 'closed');
+    // Every optional capability the store has refuses work after close too.
+    const c = ctx.store as Partial<FullStore>;
+    const calls: [string, (() => Promise<unknown>) | undefined][] = [
+      ['commit', c.commit && (() => c.commit!(s.id, { append: turns(1) }))],
+      ['branch', c.branch && (() => c.branch!(s.id, 0))],
+      ['clone', c.clone && (() => c.clone!(s.id))],
+      ['merge', c.merge && (() => c.merge!(s.id))],
+      ['loadMessages', c.loadMessages && (() => c.loadMessages!(s.id))],
+      ['saveRuntimeStatus', c.saveRuntimeStatus && (() => c.saveRuntimeStatus!(s.id, {}))],
+      ['loadRuntimeStatus', c.loadRuntimeStatus && (() => c.loadRuntimeStatus!(s.id))],
+      ['bind', c.bind && (() => c.bind!('telegram', 'c', '', s.id))],
+      ['resolve', c.resolve && (() => c.resolve!('telegram', 'c', '', ''))],
+      ['unbind', c.unbind && (() => c.unbind!('telegram', 'c', ''))],
+      ['follow', c.follow && (() => c.follow!('telegram', 'c', 'tui'))],
+      ['touch', c.touch && (() => c.touch!('telegram', 'c', ''))],
+      ['recent', c.recent && (() => c.recent!(10))],
+      ['append', c.append && (() => c.append!(s.id, 'x', {}))],
+      ['events', c.events && (() => c.events!(s.id))],
+      ['enforceMax', c.enforceMax && (() => c.enforceMax!(1))],
+      ['repair', c.repair && (() => c.repair!())],
+    ];
+    for (const [name, call] of calls) {
+      if (!call) continue;
+      await expectCode(call(), 'closed').catch((e: unknown) => {
+        throw new Error(`${name} after close: ${e instanceof Error ? e.message : String(e)}`);
+      });
+    }
   });
 
   t.test('list pages of the whole folder stay consistent with load', async (ctx) => {

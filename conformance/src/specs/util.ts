@@ -98,11 +98,6 @@ export function race<T>(fns: (() => Promise<T>)[]): Promise<PromiseSettledResult
   return Promise.allSettled(fns.map((f) => Promise.resolve().then(f)));
 }
 
-/** The store to use for writer `i`: even writers on the store, odd on the peer. */
-export async function writerStores(ctx: TestContext): Promise<[Store, Store]> {
-  return [ctx.store, await ctx.peer()];
-}
-
 /** Counts rejections by SessionKitError code ("ok" for fulfilled, "other" for foreign errors). */
 export function tally(results: PromiseSettledResult<unknown>[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -116,9 +111,4 @@ export function tally(results: PromiseSettledResult<unknown>[]): Record<string, 
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
-}
-
-/** A session as stable JSON for before/after comparisons. */
-export function fingerprint(value: unknown): string {
-  return JSON.stringify(value);
 }

@@ -31,7 +31,9 @@ export interface Store<M = Message> {
   /**
    * Replaces the stored session. `session.revision` must equal the stored revision, else
    * `conflict` and nothing is written. Returns a new object with `revision + 1` and
-   * `updatedAt` = now; the argument is never mutated. `children`, `parentId`,
+   * `updatedAt` = now — or 1 ms after the stored `updatedAt` when the clock has not moved
+   * past it, so every write moves `updatedAt` strictly forward; the argument is never
+   * mutated and never shared. `children`, `parentId`,
    * `branchedAtTurn` and `createdAt` are kept by the store and ignored here.
    * Throws `not_found`, `conflict`.
    */
@@ -66,9 +68,10 @@ export interface Committer<M = Message> {
 /** Tree-structured sessions. */
 export interface Brancher<M = Message> {
   /**
-   * A new session with the parent's first `atTurn` messages, `parentId` and
-   * `branchedAtTurn` set; the parent's `children` gains it. The parent is read inside
-   * the same atomic step. Throws `not_found`, `invalid_argument` (atTurn outside
+   * A new session with the parent's first `atTurn` messages (`atTurn` counts messages,
+   * not turns), `parentId` and `branchedAtTurn` set, and the parent's counters (so a
+   * merge fast-forwards the parent to complete totals); the parent's `children` gains
+   * it. The parent is read inside the same atomic step. Throws `not_found`, `invalid_argument` (atTurn outside
    * `0..messageCount`).
    */
   branch(parentId: string, atTurn: number): Promise<Session<M>>;

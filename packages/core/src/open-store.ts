@@ -29,11 +29,33 @@ const KNOWN_SCHEMES: Record<string, { pkg: string; install: string }> = {
   s3: { pkg: '@sessionkit/s3', install: '@sessionkit/s3 @aws-sdk/client-s3' },
 };
 
-const registered = new Map<string, StoreAdapter>();
+/** What the global registry slot holds. Bump the key's version if this shape changes. */
+interface AdapterRegistry {
+  /** Scheme (lower case, no colon) → adapter. */
+  adapters: Map<string, StoreAdapter>;
+}
+
+// One registry per process, not per module copy: an application can end up with two
+// copies of core (an adapter bundling its own, or an ESM and a CJS build), and an adapter
+// registered through one copy must be found by `openStore` of the other. The registry
+// lives on a global slot under a `Symbol.for` key, as the file lock's does.
+const REGISTRY_KEY = Symbol.for('sessionkit.openStore.registry.v1');
+
+function adapterRegistry(): AdapterRegistry {
+  const slots = globalThis as unknown as Record<symbol, unknown>;
+  const existing = slots[REGISTRY_KEY] as Partial<AdapterRegistry> | undefined;
+  if (existing?.adapters instanceof Map) return existing as AdapterRegistry;
+  const fresh: AdapterRegistry = { adapters: new Map() };
+  slots[REGISTRY_KEY] = fresh;
+  return fresh;
+}
+
+const registered = adapterRegistry().adapters;
 
 /**
  * Registers an adapter for its URL schemes (a third-party adapter, or a first-party one
- * an application bundles). Later registrations of a scheme replace earlier ones.
+ * an application bundles). Later registrations of a scheme replace earlier ones. The
+ * registry is shared by every copy of `@sessionkit/core` loaded in the process.
  */
 export function registerStoreAdapter(adapter: StoreAdapter): void {
   if (!adapter || !Array.isArray(adapter.schemes) || typeof adapter.open !== 'function') {

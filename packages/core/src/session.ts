@@ -66,7 +66,8 @@ export function searchTextOf(messages: readonly unknown[]): string {
 }
 
 /**
- * A title from the first user message: whitespace collapsed, at most 72 characters.
+ * A title from the first user message (a message with `role: "user"`, or a bare string
+ * message): whitespace collapsed, at most 72 characters.
  * Returns the session unchanged when it already has a title (titles are never
  * overwritten) or has no user text; otherwise a copy with the new title.
  */
@@ -89,6 +90,21 @@ export function titleFromText(text: string): string {
   return chars.length <= AUTO_TITLE_LENGTH
     ? flat
     : chars.slice(0, AUTO_TITLE_LENGTH).join('').trimEnd();
+}
+
+/**
+ * A deep copy of a validated JSON value as a serialising backend would return it:
+ * `undefined` object properties are dropped (JSON has no `undefined`), so in-memory
+ * adapters hand back exactly what a database or file round trip would.
+ */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => cloneJson(item)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== undefined) out[key] = cloneJson(item);
+  }
+  return out as T;
 }
 
 /** A deep, caller-owned copy of a session. */
@@ -152,7 +168,7 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
     }
     if (p.state !== undefined) {
       if (p.state === null) delete next.state;
-      else next.state = structuredClone(p.state) as JsonValue;
+      else next.state = cloneJson(p.state) as JsonValue;
     }
     if (p.archivedAt !== undefined) {
       if (p.archivedAt === null) delete next.archivedAt;

@@ -1,5 +1,6 @@
 import type { ErrorFactory } from './errors.js';
 import { isValidId, MAX_ID_LENGTH } from './ids.js';
+import { cloneJson } from './session.js';
 import type {
   CommitInput,
   EventQuery,
@@ -170,6 +171,11 @@ function assertMetadata(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw errors.invalid(`${what} must be an object of strings`);
   }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) {
+    // A Map or class instance would be stored as {}: reject rather than lose its data.
+    throw errors.invalid(`${what} must be a plain object of strings`);
+  }
   for (const [k, v] of Object.entries(value)) {
     assertText(errors, k, `${what} key`, MAX_SHORT_TEXT_LENGTH);
     if (k === '') throw errors.invalid(`${what} has an empty key`);
@@ -256,7 +262,14 @@ export function prepareCreate<M = Message>(
   if (typeof input !== 'object' || input === null)
     throw errors.invalid('create: session must be an object');
   assertSessionFields(errors, input as unknown as Record<string, unknown>, 'create');
-  const createdAt = input.createdAt ? new Date(input.createdAt.getTime()) : now;
+  if (input.createdAt && input.updatedAt && input.updatedAt.getTime() < input.createdAt.getTime()) {
+    throw errors.invalid('create: updatedAt is before createdAt', input.id);
+  }
+  // Without a createdAt, a session imported with an old updatedAt was created no later.
+  const createdAt = new Date(
+    input.createdAt?.getTime() ??
+      Math.min(now.getTime(), input.updatedAt?.getTime() ?? Number.POSITIVE_INFINITY),
+  );
   const session: Session<M> = {
     id: input.id,
     title: input.title ?? '',
@@ -270,7 +283,7 @@ export function prepareCreate<M = Message>(
     turnCount: input.turnCount ?? 0,
     metadata: { ...(input.metadata ?? {}) },
     status: input.status ?? 'active',
-    messages: input.messages ? structuredClone(input.messages) : [],
+    messages: input.messages ? cloneJson(input.messages) : [],
     children: [],
     revision: 1,
   };
@@ -278,7 +291,7 @@ export function prepareCreate<M = Message>(
   if (input.branchedAtTurn !== undefined) session.branchedAtTurn = input.branchedAtTurn;
   if (input.archivedAt !== undefined) session.archivedAt = new Date(input.archivedAt.getTime());
   if (input.mode !== undefined) session.mode = input.mode;
-  if (input.state !== undefined) session.state = structuredClone(input.state);
+  if (input.state !== undefined) session.state = cloneJson(input.state);
   return session;
 }
 

@@ -1,8 +1,14 @@
 import { promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ensurePrivateDir, fsyncDir, writeFileAtomic } from '../src/fs/atomic-write.js';
+import {
+  ensurePrivateDir,
+  fsyncDir,
+  tempPathFor,
+  writeFileAtomic,
+} from '../src/fs/atomic-write.js';
+import { errnoCode } from '../src/fs/errno.js';
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const posixModes = process.platform !== 'win32';
@@ -135,6 +141,35 @@ describe('writeFileAtomic', () => {
   });
 });
 
+describe('tempPathFor', () => {
+  it('is a hidden, unique .<name>.<random>.tmp path in the same folder', () => {
+    const p = join(dir, 'state.json');
+    const a = tempPathFor(p);
+    const b = tempPathFor(p);
+    expect(a.startsWith(join(dir, '.state.json.'))).toBe(true);
+    expect(a).toMatch(/\.state\.json\.[0-9a-f]{16}\.tmp$/);
+    expect(a).not.toBe(b);
+  });
+
+  it('cuts long names by whole characters so the temp name fits 255 bytes', () => {
+    const long = '🌍'.repeat(100); // 400 bytes
+    const name = tempPathFor(join(dir, long)).slice(dir.length + 1);
+    expect(Buffer.byteLength(name, 'utf8')).toBeLessThanOrEqual(255);
+    expect(name).toMatch(/^\.(🌍)+\.[0-9a-f]{16}\.tmp$/u);
+  });
+});
+
+describe('errnoCode', () => {
+  it('returns a string code and undefined for anything else', () => {
+    expect(errnoCode(Object.assign(new Error('x'), { code: 'ENOENT' }))).toBe('ENOENT');
+    expect(errnoCode({ code: 42 })).toBeUndefined();
+    expect(errnoCode(new Error('x'))).toBeUndefined();
+    expect(errnoCode(null)).toBeUndefined();
+    expect(errnoCode(undefined)).toBeUndefined();
+    expect(errnoCode('ENOENT')).toBeUndefined();
+  });
+});
+
 describe('fsyncDir', () => {
   it('succeeds on an existing folder and throws ENOENT for a missing one', async () => {
     await expect(fsyncDir(dir)).resolves.toBeUndefined();
@@ -154,15 +189,57 @@ describe('ensurePrivateDir', () => {
   });
 
   it.runIf(posixModes)(
-    'tightens an existing folder of ours to 0700 and is idempotent',
+    'never changes the mode of an existing folder (0755 stays 0755)',
     async () => {
       const leaf = join(dir, 'open');
-      await fsp.mkdir(leaf, { mode: 0o755 });
+      await fsp.mkdir(leaf);
       await fsp.chmod(leaf, 0o755);
       await ensurePrivateDir(leaf);
-      expect(await modeOf(leaf)).toBe(0o700);
+      expect(await modeOf(leaf)).toBe(0o755);
       await ensurePrivateDir(leaf);
-      expect(await modeOf(leaf)).toBe(0o700);
+      expect(await modeOf(leaf)).toBe(0o755);
+    },
+  );
+
+  it.runIf(posixModes)(
+    'creates only the missing folders, at 0700, below an existing 0755 folder',
+    async () => {
+      const proj = join(dir, 'proj');
+      await fsp.mkdir(proj);
+      await fsp.chmod(proj, 0o755);
+      await ensurePrivateDir(join(proj, 'a', 'b', 'c'));
+      expect(await modeOf(proj)).toBe(0o755);
+      for (const p of ['a', 'a/b', 'a/b/c']) expect(await modeOf(join(proj, p))).toBe(0o700);
+      expect(await modeOf(dir)).toBe(0o700); // mkdtemp's mode, untouched
+    },
+  );
+
+  it.runIf(posixModes)(
+    'resolves a relative path and leaves its existing parents alone',
+    async () => {
+      await fsp.chmod(dir, 0o755);
+      await ensurePrivateDir(relative(process.cwd(), join(dir, 'rel', 'x')));
+      expect(await modeOf(dir)).toBe(0o755);
+      expect(await modeOf(join(dir, 'rel'))).toBe(0o700);
+      expect(await modeOf(join(dir, 'rel', 'x'))).toBe(0o700);
+    },
+  );
+
+  it.runIf(posixModes)(
+    'sets 0700 exactly on what it creates even when the umask clears bits',
+    async () => {
+      let old: number;
+      try {
+        old = process.umask(0o100); // clears the owner's x bit on new folders
+      } catch {
+        return; // umask cannot be changed here (worker thread)
+      }
+      try {
+        await ensurePrivateDir(join(dir, 'masked'));
+      } finally {
+        process.umask(old);
+      }
+      expect(await modeOf(join(dir, 'masked'))).toBe(0o700);
     },
   );
 

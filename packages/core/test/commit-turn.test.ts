@@ -86,7 +86,60 @@ describe('commitTurn on a store without commit', () => {
     expect((await store.load('s1')).messages).toEqual([user('a')]);
   });
 
-  it('does not retry a conditional commit that loses the race to save', async () => {
+  it('fails a stale expectedRevision at once: one load, no save, no retry', async () => {
+    const store = await storeWith('s1', [user('a')]);
+    await commitTurn(store, 's1', { patch: { title: 'moved on' } }); // now revision 2
+    const before = { ...store.calls };
+    const e = await commitTurn(store, 's1', { expectedRevision: 1, append: [user('x')] }).catch(
+      (x: unknown) => x,
+    );
+    expect(isSessionKitError(e, 'conflict')).toBe(true);
+    expect((e as Error).message).toMatch(/changed since revision 1 \(now 2\)/);
+    expect(store.calls.load - before.load).toBe(1);
+    expect(store.calls.save - before.save).toBe(0);
+    expect((await store.load('s1')).messages).toEqual([user('a')]);
+  });
+
+  it('commits expectedMessageCount alone when a concurrent writer only renamed the session', async () => {
+    const store = await storeWith('s1', [user('a')]);
+    // Another writer renames the session between our load and our save.
+    store.hooks.beforeSave = async (s) => {
+      store.hooks.beforeSave = undefined;
+      const stored = store.sessions.get(s.id)!;
+      store.sessions.set(s.id, { ...stored, title: 'renamed', revision: stored.revision + 1 });
+    };
+    const r = await commitTurn(store, 's1', { expectedMessageCount: 1, append: [user('b')] });
+    expect(store.calls.conflicts).toBe(1);
+    expect(store.calls.load).toBe(2);
+    expect(store.calls.save).toBe(2);
+    expect(r).toMatchObject({ revision: 3, messageCount: 2 });
+    const after = await store.load('s1');
+    expect(after.title).toBe('renamed'); // the rename is kept, not overwritten
+    expect(after.messages).toEqual([user('a'), user('b')]);
+  });
+
+  it('fails expectedMessageCount when the concurrent writer appended: the reload decides', async () => {
+    const store = await storeWith('s1', [user('a')]);
+    store.hooks.beforeSave = async (s) => {
+      store.hooks.beforeSave = undefined;
+      const stored = store.sessions.get(s.id)!;
+      store.sessions.set(s.id, {
+        ...stored,
+        messages: [...stored.messages, user('theirs')],
+        revision: stored.revision + 1,
+      });
+    };
+    const e = await commitTurn(store, 's1', { expectedMessageCount: 1, append: [user('b')] }).catch(
+      (x: unknown) => x,
+    );
+    expect(isSessionKitError(e, 'conflict')).toBe(true);
+    expect((e as Error).message).toMatch(/has 2 messages, expected 1/);
+    expect(store.calls.load).toBe(2);
+    expect(store.calls.save).toBe(1);
+    expect(store.sessions.get('s1')!.messages).toEqual([user('a'), user('theirs')]);
+  });
+
+  it('fails an expectedRevision that loses the race to save after one reload, with no second save', async () => {
     const store = await storeWith();
     // Another writer lands between our load and our save.
     store.hooks.beforeSave = async (s) => {
@@ -98,6 +151,7 @@ describe('commitTurn on a store without commit', () => {
       (x: unknown) => x,
     );
     expect(isSessionKitError(e, 'conflict')).toBe(true);
+    expect(store.calls.load).toBe(2);
     expect(store.calls.save).toBe(1);
     expect(store.sessions.get('s1')!.messages).toEqual([]);
   });
@@ -164,6 +218,36 @@ describe('commitTurn on a store without commit', () => {
     );
     expect(isSessionKitError(e, 'conflict')).toBe(true);
     expect(store.calls.save).toBe(4);
+  });
+
+  it('gives up after maxRetries with an expectation that keeps holding, too', async () => {
+    const store = await storeWith();
+    // Others only bump the revision (touching fields), never the history.
+    store.hooks.beforeSave = async (s) => {
+      const stored = store.sessions.get(s.id)!;
+      store.sessions.set(s.id, { ...stored, revision: stored.revision + 1 });
+    };
+    const e = await commitTurn(
+      store,
+      's1',
+      { expectedMessageCount: 0, append: [user('x')] },
+      { maxRetries: 2 },
+    ).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'conflict')).toBe(true);
+    expect(store.calls.load).toBe(3);
+    expect(store.calls.save).toBe(3);
+  });
+
+  it('rejects bad options with invalid_argument before any I/O', async () => {
+    const store = await storeWith();
+    const loads = store.calls.load;
+    for (const options of [{ maxRetries: -1 }, { maxRetries: 1.5 }, { retries: 3 }, 'x']) {
+      expect(
+        await codeOf(commitTurn(store, 's1', { append: [] }, options as { maxRetries?: number })),
+        JSON.stringify(options),
+      ).toBe('invalid_argument');
+    }
+    expect(store.calls.load).toBe(loads);
   });
 
   it('validates before any I/O', async () => {

@@ -237,6 +237,23 @@ describe('enforceMax (generic two-pass path)', () => {
     expect(await readdir(tmp)).toEqual([]);
   });
 
+  it('reports a store that lists a page out of order, naming enforceMax', async () => {
+    const store = await storeWithRoots(6, 3);
+    const list = store.list.bind(store);
+    store.list = async (options?: ListOptions): Promise<SessionSummary[]> =>
+      (await list(options)).reverse();
+    let message = '';
+    try {
+      await enforceMax(store, 1, { pageSize: 3, tmpDir: tmp });
+    } catch (e) {
+      expect(isSessionKitError(e, 'corrupt')).toBe(true);
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/enforceMax: the store listed "r\d\d" out of order/);
+    expect(store.size).toBe(6);
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
   it('rejects a bad max or bad options with invalid_argument before any I/O', async () => {
     const store = await storeWithRoots(3);
     const bad: [unknown, unknown][] = [

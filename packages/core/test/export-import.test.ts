@@ -7,9 +7,11 @@ import {
   exportSessions,
   importSessions,
   isSessionKitError,
+  type ListOptions,
   type Message,
   type Session,
   type SessionInput,
+  type SessionSummary,
   type Store,
 } from '../src/index.js';
 import { FakeFullStore, FakeStore } from './fixtures/fake-store.js';
@@ -281,6 +283,20 @@ describe('exportSessions / importSessions', () => {
     expect(await lines(file)).toHaveLength(7);
   });
 
+  it('fails with corrupt on a store whose cursor does not advance, leaving no file', async () => {
+    const source = await fill(new FakeStore());
+    const list = source.list.bind(source);
+    // Ignores startAfter: always the first page, which would loop forever.
+    source.list = (options?: ListOptions): Promise<SessionSummary[]> =>
+      list({ ...options, startAfter: undefined });
+    const file = join(dir, 'loop.jsonl');
+    const failed = await rejection(exportSessions(source, file, { pageSize: 2 }));
+    expect(failed.code).toBe('corrupt');
+    expect(failed.message).toMatch(/exportSessions: the store listed "\w+" out of order/);
+    expect(source.counts.list).toBe(2);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
   it('creates the export file with mode 0600', async () => {
     const file = join(dir, 'fresh.jsonl');
     await exportSessions(await fill(new FakeStore()), file);
@@ -307,12 +323,12 @@ describe('exportSessions / importSessions', () => {
     const good = (id: string) =>
       JSON.stringify({ session: { id, title: id, updatedAt: '2024-01-01T00:00:00.000Z' } });
 
-    async function importText(text: string) {
+    async function importText(text: string, target: Store = new FakeStore()) {
       const file = join(dir, 'in.jsonl');
       await writeFile(file, text);
-      const target = new FakeStore();
       const failure = await rejection(importSessions(target, file));
-      return { failure, created: target.counts.create, size: target.size };
+      const fake = target as FakeStore;
+      return { failure, created: fake.counts.create, size: fake.size };
     }
 
     it('rejects a missing, foreign or newer header as corrupt, naming the line', async () => {
@@ -358,6 +374,9 @@ describe('exportSessions / importSessions', () => {
         JSON.stringify({ session: { id: 'x' }, extra: 1 }),
         JSON.stringify({ session: { id: 'x' }, events: { type: 'e' } }),
         JSON.stringify({ session: { id: 'x' }, events: [{ payload: 1 }] }),
+        JSON.stringify({ session: { id: 'x' }, events: [{ type: '' }] }),
+        JSON.stringify({ session: { id: 'x' }, events: [{ type: 7 }] }),
+        JSON.stringify({ session: { id: 'x' }, events: [{ type: 'a\u0000b' }] }),
       ];
       for (const line of bad) {
         const { failure, created } = await importText(`${header}\n${good('a')}\n${line}\n`);
@@ -365,6 +384,97 @@ describe('exportSessions / importSessions', () => {
         expect(failure.message, line).toMatch(/line 3: /);
         expect(created, line).toBe(0);
       }
+    });
+  });
+
+  describe('importSessions checks what the writes would check, before the first write', () => {
+    const header = JSON.stringify({ format: 'sessionkit-export', version: 1 });
+    const good = (id: string) => JSON.stringify({ session: { id, title: id } });
+
+    async function importInto(target: FakeStore, text: string, onExisting?: 'skip' | 'replace') {
+      const file = join(dir, 'in.jsonl');
+      await writeFile(file, text);
+      return rejection(importSessions(target, file, onExisting ? { onExisting } : {}));
+    }
+
+    it('rejects a runtime status over 2 MiB as corrupt naming the line, importing nothing', async () => {
+      const target = new FakeFullStore();
+      // 3 MiB of JSON; the good lines around it must not be imported either.
+      const status = { blob: 'x'.repeat(3 * 1024 * 1024) };
+      const text = [
+        header,
+        good('a'),
+        JSON.stringify({ session: { id: 'big' }, runtimeStatus: status }),
+        good('c'),
+      ].join('\n');
+      const failure = await importInto(target, text);
+      expect(failure.code).toBe('corrupt');
+      expect(failure.message).toMatch(
+        /line 3: runtimeStatus is 3145739 bytes, over the limit of 2097152/,
+      );
+      expect(target.counts.create).toBe(0);
+      expect(target.size).toBe(0);
+
+      // Exactly at the limit is fine (the store's own rule), so the check is not stricter.
+      const atLimit = { s: 'y'.repeat(2 * 1024 * 1024 - 8) };
+      expect(JSON.stringify(atLimit)).toHaveLength(2 * 1024 * 1024);
+      const ok = new FakeFullStore();
+      const okFile = join(dir, 'ok.jsonl');
+      await writeFile(
+        okFile,
+        `${header}\n${JSON.stringify({ session: { id: 'edge' }, runtimeStatus: atLimit })}\n`,
+      );
+      expect(await importSessions(ok, okFile)).toEqual({ imported: 1, skipped: 0 });
+      expect(await ok.loadRuntimeStatus('edge')).toEqual(atLimit);
+    });
+
+    it('rejects an overlong event type as corrupt naming the line, importing nothing', async () => {
+      const target = new FakeFullStore();
+      const events = [
+        { sequence: 1, type: 'ok', payload: null },
+        { sequence: 2, type: 't'.repeat(1025), payload: { n: 1 } },
+      ];
+      const text = [
+        header,
+        good('a'),
+        good('b'),
+        JSON.stringify({ session: { id: 'x' }, events }),
+      ].join('\n');
+      const failure = await importInto(target, text);
+      expect(failure.code).toBe('corrupt');
+      expect(failure.message).toMatch(
+        /line 4: invalid events\[1\]: event type is longer than 1024/,
+      );
+      expect(failure.message).not.toMatch(/: \[sessionkit\/core\]/);
+      expect(target.counts.create).toBe(0);
+      expect(target.size).toBe(0);
+    });
+
+    it('rejects an id that appears twice in the file as corrupt naming both lines', async () => {
+      for (const onExisting of [undefined, 'skip', 'replace'] as const) {
+        const target = new FakeFullStore();
+        const text = `${header}\n${good('a')}\n${good('b')}\n\n${good('a')}\n${good('c')}\n`;
+        const failure = await importInto(target, text, onExisting);
+        expect(failure.code, onExisting).toBe('corrupt');
+        expect(failure.message, onExisting).toMatch(
+          /line 5: duplicate session id "a" \(first on line 2\)/,
+        );
+        expect(target.counts.create, onExisting).toBe(0);
+        expect(target.size, onExisting).toBe(0);
+      }
+    });
+
+    it('accepts any JSON runtime status within the limit, null and nested arrays included', async () => {
+      const target = new FakeFullStore();
+      const lines = [
+        header,
+        JSON.stringify({ session: { id: 'n' }, runtimeStatus: null }),
+        JSON.stringify({ session: { id: 'm' }, runtimeStatus: [1, [2, { x: -0.5 }]] }),
+      ].join('\n');
+      const file = join(dir, 'json.jsonl');
+      await writeFile(file, lines);
+      expect(await importSessions(target, file)).toEqual({ imported: 2, skipped: 0 });
+      expect(await target.loadRuntimeStatus('m')).toEqual([1, [2, { x: -0.5 }]]);
     });
   });
 
@@ -380,6 +490,17 @@ describe('exportSessions / importSessions', () => {
       await target.create({ id: 'a', title: 'mine' });
       await target.saveRuntimeStatus('a', { from: 'target' });
       return { file, target };
+    }
+
+    /** Makes the create of `id` that follows its delete throw `cause`. */
+    function failCreateAfterDelete(target: FakeStore, id: string, cause: unknown) {
+      let deleted = false;
+      target.hooks.beforeDelete = (d) => {
+        if (d === id) deleted = true;
+      };
+      target.hooks.beforeCreate = (c) => {
+        if (c === id && deleted) throw cause;
+      };
     }
 
     it("fails with the store's exists error by default ('fail')", async () => {
@@ -417,6 +538,75 @@ describe('exportSessions / importSessions', () => {
       expect(a.createdAt.toISOString()).toBe('2020-01-01T00:00:00.000Z');
       expect(a.revision).toBe(1);
       expect(await target.loadRuntimeStatus('a')).toEqual({ from: 'file' });
+    });
+
+    it("'replace' promotes the stored session's children, which stay promoted", async () => {
+      const { file, target } = await setup();
+      await target.create({ id: 'kid', parentId: 'a' });
+      await target.create({ id: 'grandkid', parentId: 'kid' });
+      expect((await target.load('a')).children).toEqual(['kid']);
+      await importSessions(target, file, { onExisting: 'replace' });
+      // 'a' had no parent, so its child became a root; the file does not re-attach it.
+      expect((await target.load('kid')).parentId).toBeUndefined();
+      expect((await target.load('grandkid')).parentId).toBe('kid');
+      expect((await target.load('a')).children).toEqual([]);
+    });
+
+    it("'replace' detaches a child the file lists before its parent (documented)", async () => {
+      const source = new FakeFullStore();
+      await source.create({ id: 'p', createdAt: at('2024-01-01T00:00:00.000Z') });
+      await source.create({ id: 'c', parentId: 'p', createdAt: at('2024-01-02T00:00:00.000Z') });
+      const file = join(dir, 'tree.jsonl');
+      await exportSessions(source, file);
+      const ids = (await lines(file)).slice(1).map((l) => JSON.parse(l).session.id);
+      expect(ids).toEqual(['c', 'p']); // newest first: the branch comes before its parent
+      const target = new FakeFullStore();
+      await target.create({ id: 'p' });
+      await target.create({ id: 'c', parentId: 'p' });
+      await importSessions(target, file, { onExisting: 'replace' });
+      expect((await target.load('c')).parentId).toBeUndefined();
+      expect((await target.load('p')).children).toEqual([]);
+    });
+
+    it("'replace' reports a create that fails after the delete as an error naming the session", async () => {
+      const { file, target } = await setup();
+      const cause = errorsFor('fake').unavailable('connection reset');
+      failCreateAfterDelete(target, 'a', cause);
+      let thrown: unknown;
+      try {
+        await importSessions(target, file, { onExisting: 'replace' });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(isSessionKitError(thrown, 'unavailable')).toBe(true);
+      const e = thrown as Error & { sessionId?: string; cause?: unknown };
+      expect(e.sessionId).toBe('a');
+      expect(e.cause).toBe(cause);
+      expect(e.message).toMatch(/replacing session "a": the stored session was deleted/);
+      expect(e.message).toContain('connection reset');
+      // Both versions are gone from the store; re-running the import restores it.
+      expect(target.has('a')).toBe(false);
+      target.hooks = {};
+      expect(await importSessions(target, file, { onExisting: 'replace' })).toEqual({
+        imported: 2,
+        skipped: 0,
+      });
+      expect((await target.load('a')).title).toBe('theirs');
+    });
+
+    it("'replace' wraps a non-sessionkit create failure as unavailable naming the session", async () => {
+      const { file, target } = await setup();
+      const cause = new Error('socket hang up');
+      failCreateAfterDelete(target, 'a', cause);
+      let thrown: unknown;
+      try {
+        await importSessions(target, file, { onExisting: 'replace' });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(isSessionKitError(thrown, 'unavailable')).toBe(true);
+      expect((thrown as Error).message).toContain('"a"');
+      expect((thrown as Error).cause).toBe(cause);
     });
   });
 

@@ -1,12 +1,13 @@
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readlinkSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isSessionKitError } from '../src/errors.js';
 import { withFileLock } from '../src/fs/file-lock.js';
 import {
   deadPid,
   holdInChild,
+  raceChildren,
   removeDistSnapshot,
   runChild,
   snapshotDist,
@@ -31,20 +32,37 @@ const exists = (p: string) =>
   );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Our pid namespace as the lock records it (Linux only). */
+const ourPidNamespace = (() => {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+})();
+/** Where a lock's pid can be judged at all: elsewhere only the mtime counts. */
+const pidsJudged = ourPidNamespace !== undefined;
+
+async function age(path: string, ageMs: number): Promise<void> {
+  const t = new Date(Date.now() - ageMs);
+  await fsp.utimes(path, t, t);
+}
+
+/**
+ * Writes a lock file as another holder would. `pidNamespace` defaults to ours (what a
+ * holder of this version in our namespace writes); pass `undefined` for an older version.
+ */
 async function writeForeignLock(
-  info: { pid: number; hostname: string; token?: string },
+  info: { pid: number; hostname: string; token?: string; pidNamespace?: string },
   ageMs = 0,
 ): Promise<string> {
   const token = info.token ?? 'foreign-token';
-  await fsp.writeFile(
-    lock,
-    JSON.stringify({ ...info, token, acquiredAt: new Date().toISOString() }),
-    { mode: 0o600 },
-  );
-  if (ageMs) {
-    const t = new Date(Date.now() - ageMs);
-    await fsp.utimes(lock, t, t);
-  }
+  const content = { pidNamespace: ourPidNamespace, ...info, token };
+  await fsp.writeFile(lock, JSON.stringify({ ...content, acquiredAt: new Date().toISOString() }), {
+    mode: 0o600,
+  });
+  if (ageMs) await age(lock, ageMs);
   return token;
 }
 
@@ -58,6 +76,7 @@ describe('withFileLock: basics', () => {
     });
     expect(result).toBe(42);
     expect(seen).toMatchObject({ pid: process.pid, hostname: hostname() });
+    expect(seen.pidNamespace).toBe(ourPidNamespace);
     expect(typeof seen.token).toBe('string');
     expect(Number.isNaN(Date.parse(String(seen.acquiredAt)))).toBe(false);
     expect(await exists(lock)).toBe(false);
@@ -234,7 +253,7 @@ describe('withFileLock: across processes', () => {
     }
   });
 
-  it('breaks a lock left by a process that has exited', async () => {
+  it.runIf(pidsJudged)('breaks a lock left by a process that has exited', async () => {
     const pid = await deadPid();
     await writeForeignLock({ pid, hostname: hostname() });
     const result = await withFileLock(
@@ -276,7 +295,8 @@ describe('withFileLock: across processes', () => {
 
   it('lets only one of many waiters break a stale lock at a time', async () => {
     const pid = await deadPid();
-    await writeForeignLock({ pid, hostname: hostname() });
+    // Where pids cannot be judged, the lock is stale by its mtime instead.
+    await writeForeignLock({ pid, hostname: hostname() }, pidsJudged ? 0 : 60_000);
     const counter = join(dir, 'counter');
     await fsp.writeFile(counter, '0');
     await Promise.all(Array.from({ length: 3 }, () => runChild(['counter', lock, counter, '10'])));
@@ -292,5 +312,111 @@ describe('withFileLock: across processes', () => {
     });
     expect(JSON.parse(await fsp.readFile(lock, 'utf8')).token).toBe('theirs');
     expect(await fsp.readdir(dir)).toEqual(['test.lock']);
+  });
+
+  it('release leaves a fresh lock of another live holder in place', async () => {
+    let holder: Awaited<ReturnType<typeof holdInChild>> | undefined;
+    try {
+      await withFileLock(lock, async () => {
+        // Our lock was broken meanwhile (as if we had stalled) and a live process took it.
+        await fsp.unlink(lock);
+        holder = await holdInChild(lock);
+      });
+      const info = JSON.parse(await fsp.readFile(lock, 'utf8'));
+      expect(info.pid).toBe(holder?.child.pid);
+      expect(await fsp.readdir(dir)).toEqual(['test.lock']);
+    } finally {
+      await holder?.release();
+    }
+    expect(await exists(lock)).toBe(false);
+  });
+
+  it('six processes racing to break one stale lock: one holder at a time, no lost update', async () => {
+    const pid = await deadPid();
+    await writeForeignLock({ pid, hostname: hostname() }, pidsJudged ? 0 : 60_000);
+    const counter = join(dir, 'counter');
+    const log = join(dir, 'log');
+    await fsp.writeFile(counter, '0');
+    await fsp.writeFile(log, '');
+    const times = 5;
+    const tags = ['a', 'b', 'c', 'd', 'e', 'f'];
+    await raceChildren(tags.map((tag) => ['logged', lock, counter, log, String(times), tag]));
+    expect(await fsp.readFile(counter, 'utf8')).toBe(String(tags.length * times));
+    const lines = (await fsp.readFile(log, 'utf8')).split('\n').filter(Boolean);
+    expect(lines).toHaveLength(2 * tags.length * times);
+    // Every enter is followed directly by the exit of the same process: never two inside.
+    for (let i = 0; i < lines.length; i += 2) {
+      const tag = lines[i]?.split(' ')[1];
+      expect([lines[i], lines[i + 1]]).toEqual([`enter ${tag}`, `exit ${tag}`]);
+    }
+    // The stale lock and every breaker file are gone.
+    expect((await fsp.readdir(dir)).sort()).toEqual(['counter', 'log']);
+  });
+});
+
+describe('withFileLock: pid namespaces', () => {
+  it('does not break a fresh lock of another pid namespace, even with a dead-looking pid', async () => {
+    const pid = await deadPid();
+    const token = await writeForeignLock({
+      pid,
+      hostname: hostname(), // a container sharing our hostname
+      pidNamespace: 'pid:[1]',
+    });
+    const e = await withFileLock(lock, () => 'x', { timeoutMs: 300 }).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'unavailable')).toBe(true);
+    expect(JSON.parse(await fsp.readFile(lock, 'utf8')).token).toBe(token);
+  });
+
+  it('judges a lock of an older version (no pidNamespace) by its mtime only', async () => {
+    const pid = await deadPid();
+    const token = await writeForeignLock({ pid, hostname: hostname(), pidNamespace: undefined });
+    expect(JSON.parse(await fsp.readFile(lock, 'utf8'))).not.toHaveProperty('pidNamespace');
+    const e = await withFileLock(lock, () => 'x', { timeoutMs: 300 }).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'unavailable')).toBe(true);
+    expect(JSON.parse(await fsp.readFile(lock, 'utf8')).token).toBe(token);
+    // Once its mtime is older than staleMs it is broken like any abandoned lock.
+    await age(lock, 60_000);
+    expect(await withFileLock(lock, () => 'got it', { timeoutMs: 2000 })).toBe('got it');
+    expect(await fsp.readdir(dir)).toEqual([]);
+  });
+});
+
+describe('withFileLock: the breaker lock', () => {
+  const breaker = () => `${lock}.break`;
+
+  it('does not break a stale lock while another breaker holds <lock>.break', async () => {
+    const token = await writeForeignLock({ pid: process.ppid, hostname: hostname() }, 60_000);
+    await fsp.writeFile(breaker(), 'someone else', { mode: 0o600 });
+    const e = await withFileLock(lock, () => 'x', { timeoutMs: 300 }).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'unavailable')).toBe(true);
+    expect(JSON.parse(await fsp.readFile(lock, 'utf8')).token).toBe(token);
+    expect(await fsp.readFile(breaker(), 'utf8')).toBe('someone else');
+  });
+
+  it('removes a breaker file left behind for longer than 5 s, then breaks the stale lock', async () => {
+    await writeForeignLock({ pid: process.ppid, hostname: hostname() }, 60_000);
+    await fsp.writeFile(breaker(), 'crashed breaker', { mode: 0o600 });
+    await age(breaker(), 60_000);
+    expect(await withFileLock(lock, () => 'got it', { timeoutMs: 5000 })).toBe('got it');
+    expect(await fsp.readdir(dir)).toEqual([]);
+  });
+
+  it('leaves no breaker file behind after breaking, with mode 0600 while it exists', async () => {
+    await writeForeignLock({ pid: process.ppid, hostname: hostname() }, 60_000);
+    const realOpen = fsp.open;
+    const modes: number[] = [];
+    const spy = vi.spyOn(fsp, 'open').mockImplementation(async (...args) => {
+      const handle = await realOpen(...args);
+      if (String(args[0]) === breaker()) modes.push((await handle.stat()).mode & 0o777);
+      return handle;
+    });
+    try {
+      expect(await withFileLock(lock, () => 'ok', { timeoutMs: 2000 })).toBe('ok');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(modes).toHaveLength(1);
+    if (process.platform !== 'win32') expect(modes[0]).toBe(0o600);
+    expect(await fsp.readdir(dir)).toEqual([]);
   });
 });

@@ -1,8 +1,13 @@
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Store } from '../src/contracts.js';
 import { isSessionKitError, type SessionKitError } from '../src/errors.js';
-import { openStore, redactUrl, registerStoreAdapter } from '../src/open-store.js';
+import {
+  openStore,
+  redactUrl,
+  registerStoreAdapter,
+  type StoreAdapter,
+} from '../src/open-store.js';
 import type { Message } from '../src/types.js';
 
 // A stand-in store: openStore only passes it through.
@@ -89,6 +94,40 @@ describe('registerStoreAdapter + openStore', () => {
       },
     });
     await expect(openStore('testc://x')).rejects.toBe(boom);
+  });
+});
+
+describe('the adapter registry is shared by every copy of core', () => {
+  const KEY = Symbol.for('sessionkit.openStore.registry.v1');
+  const slot = () =>
+    (globalThis as unknown as Record<symbol, { adapters: Map<string, StoreAdapter> }>)[KEY];
+
+  it('keeps registrations on the global Symbol.for slot', async () => {
+    const adapter: StoreAdapter = { schemes: ['testg'], open: async () => fakeStore('g') };
+    registerStoreAdapter(adapter);
+    expect(slot()?.adapters).toBeInstanceOf(Map);
+    expect(slot()!.adapters.get('testg')).toBe(adapter);
+
+    // What another copy of core registers lands in the same slot; this copy opens it.
+    const other: StoreAdapter = { schemes: ['testh'], open: async () => fakeStore('from slot') };
+    slot()!.adapters.set('testh', other);
+    expect(((await openStore('testh:x')) as unknown as { label: string }).label).toBe('from slot');
+  });
+
+  it('lets a second module copy see and add registrations', async () => {
+    registerStoreAdapter({ schemes: ['testi'], open: async () => fakeStore('first copy') });
+    vi.resetModules();
+    const copy = (await import('../src/open-store.js')) as typeof import('../src/open-store.js');
+    expect(copy.openStore).not.toBe(openStore); // really a second instance
+    // The second copy opens what the first registered …
+    expect(((await copy.openStore('testi:x')) as unknown as { label: string }).label).toBe(
+      'first copy',
+    );
+    // … and the first copy opens what the second registers.
+    copy.registerStoreAdapter({ schemes: ['testj'], open: async () => fakeStore('second copy') });
+    expect(((await openStore('testj:x')) as unknown as { label: string }).label).toBe(
+      'second copy',
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import {
   applyCommitToSummary,
   autoTitle,
   checkCommitExpectations,
+  cloneJson,
   compareListOrder,
   copySession,
   isSubSession,
@@ -366,5 +367,23 @@ describe('selectPage', () => {
     expect(
       compareListOrder({ updatedAt: 5, id: 'a' }, { updatedAt: 5, id: 'a' }, false) === 0,
     ).toBe(true);
+  });
+});
+
+describe('cloneJson', () => {
+  it('deep-copies plain JSON and drops undefined object properties', () => {
+    const input = {
+      a: [1, { b: 'x', gone: undefined }],
+      n: null,
+      s: 'é',
+      deep: { list: [[1], [2]] },
+    };
+    const copy = cloneJson(input);
+    expect(copy).toEqual({ a: [1, { b: 'x' }], n: null, s: 'é', deep: { list: [[1], [2]] } });
+    expect(Object.keys(copy.a[1] as object)).toEqual(['b']);
+    (copy.deep.list[0] as number[]).push(9);
+    expect(input.deep.list[0]).toEqual([1]);
+    expect(cloneJson('text')).toBe('text');
+    expect(cloneJson(null)).toBeNull();
   });
 });

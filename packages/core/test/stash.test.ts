@@ -92,6 +92,18 @@ describe('StashStore', () => {
     expect((await fsp.stat(join(dir, 'nested'))).mode & 0o777).toBe(0o700);
   });
 
+  it.runIf(posixModes)('leaves an existing 0755 folder at 0755', async () => {
+    const proj = join(dir, 'proj');
+    await fsp.mkdir(proj);
+    await fsp.chmod(proj, 0o755);
+    const stash = new StashStore(join(proj, 'stash.json'));
+    await stash.save('x');
+    expect((await fsp.stat(proj)).mode & 0o777).toBe(0o755);
+    expect((await fsp.stat(join(proj, 'stash.json'))).mode & 0o777).toBe(0o600);
+    await StashStore.open(join(proj, 'stash.json'));
+    expect((await fsp.stat(proj)).mode & 0o777).toBe(0o755);
+  });
+
   it('writes a versioned JSON file', async () => {
     const stash = await StashStore.open(path);
     const id = await stash.save('hello');

@@ -419,6 +419,8 @@ describe('prepareCreate', () => {
       { id: 's', messages: [10n] },
       { id: 's', state: new Map() },
       { id: 's', branchedAtTurn: -2 },
+      { id: 's', metadata: new Map([['a', 'b']]) },
+      { id: 's', createdAt: new Date(2000), updatedAt: new Date(1000) },
     ]) {
       expect(
         code(input),
@@ -427,6 +429,26 @@ describe('prepareCreate', () => {
     }
     // A loaded session (with children, revision, messageCount) may be passed back in.
     expect(code({ id: 's', children: [], revision: 4, messageCount: 0 })).toBe('ok');
+  });
+
+  it('dates a session imported with only an old updatedAt no later than that', () => {
+    const now = new Date('2026-01-01T00:00:00.000Z');
+    const old = new Date('2024-05-05T05:05:05.005Z');
+    const s = prepareCreate(errors, { id: 's', updatedAt: old }, now);
+    expect(s.createdAt.getTime()).toBe(old.getTime());
+    expect(s.updatedAt.getTime()).toBe(old.getTime());
+    const future = new Date('2027-01-01T00:00:00.000Z');
+    expect(prepareCreate(errors, { id: 's', updatedAt: future }, now).createdAt).toEqual(now);
+  });
+
+  it('drops undefined properties inside JSON values, as a serialising backend would', () => {
+    const s = prepareCreate(errors, {
+      id: 's',
+      messages: [{ role: 'user', content: 'x', extra: undefined } as never],
+      state: { a: 1, b: undefined } as never,
+    });
+    expect(Object.keys(s.messages[0] ?? {})).toEqual(['role', 'content']);
+    expect(Object.keys((s.state ?? {}) as object)).toEqual(['a']);
   });
 });
 

@@ -28,6 +28,7 @@ import {
   assertRouterKey,
   assertSaveInput,
   checkCommitExpectations,
+  cloneJson,
   compareListOrder,
   errorsFor,
   isSessionKitError,
@@ -170,8 +171,8 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     if (session.archivedAt !== undefined)
       header.archivedAt = new Date(session.archivedAt.getTime());
     if (session.mode !== undefined) header.mode = session.mode;
-    if (session.state !== undefined) header.state = structuredClone(session.state);
-    const messages = structuredClone(session.messages) as unknown[];
+    if (session.state !== undefined) header.state = cloneJson(session.state);
+    const messages = cloneJson(session.messages) as unknown[];
     record.header = header;
     record.messages = messages;
     record.searchText = searchTextOf(messages);
@@ -234,11 +235,11 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       now,
     );
     if (input.replace !== undefined) {
-      const messages = structuredClone(input.replace) as unknown[];
+      const messages = cloneJson(input.replace) as unknown[];
       record.messages = messages;
       record.searchText = searchTextOf(messages);
     } else if (input.append !== undefined && input.append.length > 0) {
-      const added = structuredClone(input.append) as unknown[];
+      const added = cloneJson(input.append) as unknown[];
       // Push one by one: no copy of the stored array, no argument-count limit.
       for (const message of added) record.messages.push(message);
       const text = searchTextOf(added);
@@ -350,8 +351,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     if (parentId === undefined) {
       throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
     }
-    const parent = this.backend.records.get(parentId);
-    if (!parent) throw errors.notFound(parentId);
+    const parent = this.#get(parentId);
     const at = child.header.branchedAtTurn ?? 0;
     if (parent.messages.length > at) {
       throw errors.mergeDiverged(childId, parentId, parent.messages.length, at);
@@ -530,7 +530,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       revision: record.header.revision,
       at: new Date(),
       type,
-      payload: structuredClone(payload),
+      payload: cloneJson(payload),
     };
     record.events.push(event);
     return structuredClone(event);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, promises as fsp } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { errnoCode } from './errno.js';
 
 /** Options of `writeFileAtomic`. */
 export interface WriteFileAtomicOptions {
@@ -17,13 +18,14 @@ const DIR_FSYNC_UNSUPPORTED = new Set(['EISDIR', 'EPERM', 'EACCES', 'EINVAL', 'E
 // Windows: a virus scanner or indexer may hold the target open for a moment.
 const RENAME_RETRYABLE = new Set(['EPERM', 'EACCES', 'EBUSY']);
 
-function errorCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-// File names are limited to 255 bytes on common file systems; keep the temp name within it.
-function tempNameFor(path: string): string {
+/**
+ * A fresh temp path for writing `path` atomically: `.<name>.<random>.tmp` in the same folder
+ * as `path` (so a rename onto `path` stays on one file system), hidden, and unique (64
+ * random bits). `<name>` is the base name of `path`, cut by whole characters to at most
+ * 200 UTF-8 bytes so the temp name fits the 255-byte name limit of common file systems.
+ * Pure: creates nothing; create the file with `O_EXCL` to be safe against a collision.
+ */
+export function tempPathFor(path: string): string {
   let name = basename(path);
   while (Buffer.byteLength(name, 'utf8') > 200) name = Array.from(name).slice(0, -1).join('');
   return join(dirname(path), `.${name}.${randomBytes(8).toString('hex')}.tmp`);
@@ -40,7 +42,7 @@ export async function fsyncDir(dir: string): Promise<void> {
     handle = await fsp.open(dir, constants.O_RDONLY);
     await handle.sync();
   } catch (e) {
-    if (!DIR_FSYNC_UNSUPPORTED.has(errorCode(e) ?? '')) throw e;
+    if (!DIR_FSYNC_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
   } finally {
     await handle?.close().catch(() => {});
   }
@@ -72,7 +74,7 @@ export async function writeFileAtomic(
     throw new TypeError('writeFileAtomic: data must be a string or a Uint8Array');
   }
   const mode = options.mode ?? 0o600;
-  const tmp = tempNameFor(path);
+  const tmp = tempPathFor(path);
   let handle: fsp.FileHandle | undefined;
   let created = false;
   try {
@@ -103,7 +105,7 @@ async function renameWithRetry(from: string, to: string): Promise<void> {
       if (
         process.platform !== 'win32' ||
         attempt >= 10 ||
-        !RENAME_RETRYABLE.has(errorCode(e) ?? '')
+        !RENAME_RETRYABLE.has(errnoCode(e) ?? '')
       )
         throw e;
       await new Promise((r) => setTimeout(r, 10 * (attempt + 1)));
@@ -112,10 +114,12 @@ async function renameWithRetry(from: string, to: string): Promise<void> {
 }
 
 /**
- * Creates `dir` and any missing parents with mode `0o700` (like `mkdir -p`). When `dir`
- * already exists and belongs to the current user, its mode is set to `0o700` so session
- * data is never readable by other users; a folder owned by someone else is left as it is.
- * Ownership and modes are not checked on Windows, where POSIX modes do not apply.
+ * Creates `dir` and any missing parents (like `mkdir -p`), each folder it creates with mode
+ * exactly `0o700` (applied with `chmod` after creation, as the umask may have cleared bits),
+ * so new session folders are never readable by other users. A folder that already existed,
+ * `dir` itself or a parent, is left exactly as it is: its mode is never changed, so pointing
+ * a store at an existing folder (e.g. a project folder or the working directory) does not
+ * tighten it. Modes are not applied on Windows, where POSIX modes do not apply.
  *
  * Throws `ENOTDIR` when `dir` (or a parent) exists and is not a folder, and other file
  * system errors unchanged.
@@ -124,14 +128,38 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   if (typeof dir !== 'string' || dir === '') {
     throw new TypeError('ensurePrivateDir: dir must be a non-empty string');
   }
-  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-  const st = await fsp.stat(dir);
+  const target = resolve(dir);
+  const missing = await missingFolders(target);
+  // `mkdir` reports the first folder it created itself; folders above it were made by a
+  // concurrent caller between our check and now, and are not ours to chmod either.
+  const first = await fsp.mkdir(target, { recursive: true, mode: 0o700 });
+  const st = await fsp.stat(target);
   if (!st.isDirectory()) {
     throw Object.assign(new Error(`ENOTDIR: not a directory, '${dir}'`), {
       code: 'ENOTDIR',
       path: dir,
     });
   }
-  if (process.platform === 'win32' || typeof process.getuid !== 'function') return;
-  if (st.uid === process.getuid() && (st.mode & 0o777) !== 0o700) await fsp.chmod(dir, 0o700);
+  if (first === undefined || process.platform === 'win32') return;
+  const created = missing.slice(0, missing.indexOf(resolve(first)) + 1);
+  // Parents first.
+  for (const folder of created.reverse()) await fsp.chmod(folder, 0o700);
+}
+
+/** The components of absolute `target` that do not exist yet, deepest first. */
+async function missingFolders(target: string): Promise<string[]> {
+  const missing: string[] = [];
+  for (let p = target; ; ) {
+    try {
+      await fsp.stat(p);
+      return missing;
+    } catch (e) {
+      // ENOTDIR and the like: `mkdir` below reports it.
+      if (errnoCode(e) !== 'ENOENT') return missing;
+    }
+    missing.push(p);
+    const parent = dirname(p);
+    if (parent === p) return missing;
+    p = parent;
+  }
 }

@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { constants, promises as fsp } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { constants, promises as fsp, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { errorsFor } from '../errors.js';
+import { errnoCode } from './errno.js';
 
 const errors = errorsFor('core');
 
@@ -29,11 +30,20 @@ export interface FileLockInfo {
   acquiredAt: string;
   /** Random; only the holder of this token may release the lock. */
   token: string;
+  /**
+   * The holder's pid namespace on Linux (`/proc/self/ns/pid`, e.g. `pid:[4026531836]`);
+   * absent elsewhere and in lock files of older versions. Containers sharing a hostname
+   * have different namespaces, so the pid is only meaningful when this matches ours.
+   */
+  pidNamespace?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_STALE_MS = 30_000;
 const DEFAULT_RETRY_MS = 20;
+// A breaker file (`<lockPath>.break`) is held for microseconds; one older than this was left
+// by a breaker that crashed or stalled, and may be removed.
+const BREAKER_STALE_MS = 5_000;
 
 interface Waiter {
   resolve: () => void;
@@ -63,11 +73,6 @@ const registry: Registry = globalSlots[REGISTRY_KEY] ?? {
 };
 globalSlots[REGISTRY_KEY] = registry;
 
-function errorCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 function checkOption(value: unknown, name: string, min: number): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
@@ -85,12 +90,15 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * settles, whether it resolves or throws.
  *
  * The lock is the file `lockPath`, created with `O_CREAT | O_EXCL` and mode `0600`,
- * holding JSON `{pid, hostname, acquiredAt, token}`. While `fn` runs its mtime is
- * refreshed every `staleMs / 3`. A lock file left behind is broken when its holder's pid
- * is not alive on this host, or when its mtime is older than `staleMs`; breaking renames
- * it to a unique name first and checks it is still the same stale file before unlinking,
- * so two waiters cannot both break one lock and then both acquire. Release removes the
- * file only while it still holds this holder's token.
+ * holding JSON `{pid, hostname, pidNamespace, acquiredAt, token}`. While `fn` runs its
+ * mtime is refreshed every `staleMs / 3`. A lock file left behind is stale when its mtime
+ * is older than `staleMs`, or when its holder's pid is not alive — judged only when the
+ * lock names this host and this pid namespace (Linux), otherwise by the mtime alone.
+ * Breaking a stale lock happens under a second, short-lived lock `<lockPath>.break`
+ * (`O_EXCL`): its holder re-reads the lock and unlinks it only if it is still the very
+ * file judged stale (same content, inode and mtime), so one stale lock is broken once and
+ * a fresh lock is never removed. Release unlinks `lockPath` only while it still holds this
+ * holder's token. No lock file is ever moved.
  *
  * Within one process, callers for the same path queue on an in-memory mutex rather than
  * polling the file. Taking the same lock again from inside `fn` (same async context)
@@ -198,6 +206,7 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
   const info: FileLockInfo = {
     pid: process.pid,
     hostname: hostname(),
+    pidNamespace: ownPidNamespace(),
     acquiredAt: new Date().toISOString(),
     token,
   };
@@ -210,7 +219,7 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
         0o600,
       );
     } catch (e) {
-      if (errorCode(e) !== 'EEXIST') throw e;
+      if (errnoCode(e) !== 'EEXIST') throw e;
     }
     if (handle)
       return holdLock(lockPath, handle, { ...info, acquiredAt: new Date().toISOString() }, o);
@@ -262,10 +271,18 @@ async function holdLock(
       clearInterval(timer);
       await refreshing;
       await handle.close().catch(() => {});
-      // Best effort: if the unlink fails, the file goes stale and is broken later.
-      await removeIf(lockPath, (content) => parseInfo(content)?.token === info.token).catch(
-        () => {},
-      );
+      // Unlink the file at `lockPath` only while it holds our token: if we were judged stale
+      // (blocked for longer than `staleMs`) it may have been broken and re-created by a new
+      // holder, whose lock must stay. A tiny window remains between this read and the
+      // unlink in which a breaker could replace it — but only if our lock was stale, i.e.
+      // we had already stalled past `staleMs`. Best effort: if the unlink fails, the file
+      // goes stale and is broken later.
+      try {
+        const seen = await inspect(lockPath);
+        if (seen?.info?.token === info.token) await fsp.unlink(lockPath);
+      } catch {
+        // see above
+      }
     },
   };
 }
@@ -286,7 +303,7 @@ async function inspect(lockPath: string): Promise<SeenLock | undefined> {
     const content = await handle.readFile('utf8');
     return { ino: st.ino, dev: st.dev, mtimeMs: st.mtimeMs, content, info: parseInfo(content) };
   } catch (e) {
-    if (errorCode(e) === 'ENOENT') return undefined;
+    if (errnoCode(e) === 'ENOENT') return undefined;
     throw e;
   } finally {
     await handle?.close().catch(() => {});
@@ -303,12 +320,15 @@ function parseInfo(content: string): FileLockInfo | undefined {
       typeof v.hostname === 'string' &&
       typeof v.token === 'string'
     ) {
-      return {
+      const info: FileLockInfo = {
         pid: v.pid,
         hostname: v.hostname,
         token: v.token,
         acquiredAt: typeof v.acquiredAt === 'string' ? v.acquiredAt : '',
       };
+      // Older versions wrote no namespace: unknown, so judged by the mtime only.
+      if (typeof v.pidNamespace === 'string') info.pidNamespace = v.pidNamespace;
+      return info;
     }
   } catch {
     // A holder that crashed between creating and writing leaves an empty file: only the
@@ -317,7 +337,25 @@ function parseInfo(content: string): FileLockInfo | undefined {
   return undefined;
 }
 
-/** False when `pid` certainly does not run on this host; true when alive or unknown. */
+let cachedPidNamespace: { value: string | undefined } | undefined;
+
+/** This process's pid namespace (Linux), e.g. `pid:[4026531836]`; undefined elsewhere. */
+function ownPidNamespace(): string | undefined {
+  if (!cachedPidNamespace) {
+    let value: string | undefined;
+    if (process.platform === 'linux') {
+      try {
+        value = readlinkSync('/proc/self/ns/pid');
+      } catch {
+        // /proc not mounted or restricted: unknown, so pids are never trusted.
+      }
+    }
+    cachedPidNamespace = { value };
+  }
+  return cachedPidNamespace.value;
+}
+
+/** False when `pid` certainly does not run in our pid namespace; true when alive or unknown. */
 function isPidAlive(pid: number): boolean {
   // 0 and negatives address process groups; never probe them.
   if (!Number.isSafeInteger(pid) || pid <= 0) return true;
@@ -325,7 +363,7 @@ function isPidAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return errorCode(e) !== 'ESRCH'; // EPERM: alive, owned by another user
+    return errnoCode(e) !== 'ESRCH'; // EPERM: alive, owned by another user
   }
 }
 
@@ -333,6 +371,10 @@ function isStale(seen: SeenLock, staleMs: number): boolean {
   if (Date.now() - seen.mtimeMs > staleMs) return true;
   const info = seen.info;
   if (!info || info.hostname !== hostname()) return false;
+  // A container sharing our hostname (or a lock of an older version, without the field) may
+  // number its processes differently: a pid we cannot see may be alive there.
+  const ns = ownPidNamespace();
+  if (ns === undefined || info.pidNamespace !== ns) return false;
   // Our own pid: held by this process (a worker thread, another path to the same file),
   // or left by an earlier process that had the same pid (pid 1 in containers). Only the
   // mtime rule can tell those apart safely.
@@ -341,62 +383,75 @@ function isStale(seen: SeenLock, staleMs: number): boolean {
 }
 
 function sameLock(a: SeenLock, b: SeenLock): boolean {
-  return a.ino === b.ino && a.dev === b.dev && a.content === b.content;
-}
-
-async function breakIfStill(lockPath: string, judged: SeenLock, staleMs: number): Promise<boolean> {
-  return removeIf(lockPath, (content, st) => {
-    const now: SeenLock = {
-      ino: st.ino,
-      dev: st.dev,
-      mtimeMs: st.mtimeMs,
-      content,
-      info: parseInfo(content),
-    };
-    return sameLock(judged, now) && isStale(now, staleMs);
-  });
+  return a.ino === b.ino && a.dev === b.dev && a.mtimeMs === b.mtimeMs && a.content === b.content;
 }
 
 /**
- * Removes `lockPath` only if `shouldRemove` holds for the very file removed: renames it to a
- * unique name first (so no one else can act on it any more), checks, then unlinks it or
- * puts it back. Returns whether it removed the file.
+ * Unlinks the lock `judged` stale, if it is still exactly that file, and returns whether
+ * it did. Runs under the breaker lock `<lockPath>.break` (`O_EXCL`), so only one breaker
+ * acts at a time: a second breaker that judged the same lock finds it gone or replaced
+ * by a fresh lock (another inode, token or mtime) and leaves it. When the breaker lock is
+ * taken, returns false at once (the caller retries after its delay), removing the breaker
+ * file first if it is older than `BREAKER_STALE_MS` (its owner crashed).
+ *
+ * Residual risk: a breaker stalled for longer than `BREAKER_STALE_MS` between taking the
+ * breaker lock and unlinking (or two waiters removing one stale breaker file at the same
+ * instant) can let two breakers act at once, and then the later one may remove a lock just
+ * created by a new holder. Both need a process frozen for seconds inside a window of a few
+ * microseconds.
  */
-async function removeIf(
-  lockPath: string,
-  shouldRemove: (content: string, st: { ino: number; dev: number; mtimeMs: number }) => boolean,
-): Promise<boolean> {
-  const grave = `${lockPath}.${randomBytes(6).toString('hex')}.breaking`;
+async function breakIfStill(lockPath: string, judged: SeenLock, staleMs: number): Promise<boolean> {
+  const breakerPath = `${lockPath}.break`;
+  const breakerToken = randomUUID();
+  let handle: fsp.FileHandle | undefined;
   try {
-    await fsp.rename(lockPath, grave);
+    handle = await fsp.open(
+      breakerPath,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+      0o600,
+    );
   } catch (e) {
-    if (errorCode(e) === 'ENOENT') return false; // already gone
+    if (errnoCode(e) !== 'EEXIST') throw e;
+    await removeStaleBreaker(breakerPath);
+    return false;
+  }
+  try {
+    await handle.writeFile(breakerToken);
+  } catch (e) {
+    // Ours, created a moment ago: nobody else may remove it yet.
+    await handle.close().catch(() => {});
+    await fsp.unlink(breakerPath).catch(() => {});
     throw e;
   }
-  let remove = false;
+  await handle.close().catch(() => {});
   try {
-    const handle = await fsp.open(grave, constants.O_RDONLY);
+    const now = await inspect(lockPath);
+    if (!now || !sameLock(judged, now) || !isStale(now, staleMs)) return false;
     try {
-      const st = await handle.stat();
-      remove = shouldRemove(await handle.readFile('utf8'), st);
-    } finally {
-      await handle.close().catch(() => {});
+      await fsp.unlink(lockPath);
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return false;
+      throw e;
     }
-  } catch {
-    remove = false;
-  }
-  if (remove) {
-    await fsp.unlink(grave).catch(() => {});
     return true;
+  } finally {
+    // Only our own breaker file: if we stalled past BREAKER_STALE_MS it may be someone else's.
+    try {
+      if ((await fsp.readFile(breakerPath, 'utf8')) === breakerToken) await fsp.unlink(breakerPath);
+    } catch {
+      // Gone already, or unreadable: it goes stale and is removed by the next breaker.
+    }
   }
-  // Not ours to remove (a new holder got in between): put it back without clobbering.
+}
+
+/** Removes the breaker file when it is older than `BREAKER_STALE_MS`; best effort. */
+async function removeStaleBreaker(breakerPath: string): Promise<void> {
   try {
-    await fsp.link(grave, lockPath);
+    const st = await fsp.stat(breakerPath);
+    if (Date.now() - st.mtimeMs > BREAKER_STALE_MS) await fsp.unlink(breakerPath);
   } catch {
-    // Someone created a new lock in the instant it was away; theirs stands.
+    // Gone meanwhile, or not ours to remove: waiting then ends in `unavailable`.
   }
-  await fsp.unlink(grave).catch(() => {});
-  return false;
 }
 
 function describeHolder(seen: SeenLock | undefined): string {

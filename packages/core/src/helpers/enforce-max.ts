@@ -10,8 +10,9 @@ import { isPruner } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
 import { fsErrorToSessionKit } from '../fs/fs-errors.js';
 import { compareListOrder, isSubSession } from '../session.js';
-import type { ListCursor, Message, SessionSummary } from '../types.js';
-import { assertKnownKeys, assertMax, MAX_LIST_LIMIT } from '../validate.js';
+import type { ListCursor, Message } from '../types.js';
+import { assertKnownKeys, assertMax } from '../validate.js';
+import { assertPageSize, listPages, listRows } from './paging.js';
 
 const errors = errorsFor('core');
 
@@ -69,11 +70,7 @@ export async function enforceMax<M = Message>(
   assertMax(errors, max);
   assertKnownKeys(errors, options, ['pageSize', 'tmpDir'], 'enforceMax');
   const pageSize = options.pageSize ?? ENFORCE_MAX_PAGE_SIZE;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_LIMIT) {
-    throw errors.invalid(
-      `enforceMax: pageSize must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(pageSize)}`,
-    );
-  }
+  assertPageSize(pageSize, 'enforceMax');
   const tmpDir = options.tmpDir ?? tmpdir();
   if (typeof tmpDir !== 'string' || tmpDir === '' || tmpDir.includes('\u0000')) {
     throw errors.invalid('enforceMax: tmpDir must be a non-empty path');
@@ -115,7 +112,7 @@ async function spoolCandidates<M>(
   };
   async function* lines(): AsyncGenerator<string> {
     try {
-      for await (const page of listPages(store, pageSize, undefined)) {
+      for await (const page of listPages(store, { pageSize, where: 'enforceMax' })) {
         // One chunk per page: bounded by the page size, and far fewer writes than lines.
         let chunk = '';
         for (const s of page) {
@@ -175,7 +172,7 @@ async function deleteUnchanged<M>(
     first.updatedAt + 1 <= MAX_DATE_MS
       ? { updatedAt: new Date(first.updatedAt + 1), id: '' }
       : undefined;
-  const listing = listRows(store, pageSize, start);
+  const listing = listRows(store, { pageSize, where: 'enforceMax', start });
   let deleted = 0;
   let lineNo = 0;
   try {
@@ -222,47 +219,4 @@ function parseCandidate(line: string, lineNo: number): Candidate {
     throw errors.make('corrupt', `enforceMax: spool line ${lineNo} is malformed`);
   }
   return { updatedAt, revision, id };
-}
-
-/**
- * Every summary of the listing (archived included), newest first, from `start` on, in
- * pages of `pageSize` with keyset paging. Checks that each page continues strictly after
- * the previous row, so a store whose cursor does not advance cannot loop forever.
- */
-async function* listPages<M>(
-  store: Store<M>,
-  pageSize: number,
-  start: ListCursor | undefined,
-): AsyncGenerator<SessionSummary[]> {
-  let cursor = start;
-  for (;;) {
-    const page = await store.list(
-      cursor === undefined
-        ? { includeArchived: true, limit: pageSize }
-        : { includeArchived: true, limit: pageSize, startAfter: cursor },
-    );
-    let prev = cursor;
-    for (const s of page) {
-      if (prev !== undefined && compareListOrder(s, prev, false) <= 0) {
-        throw errors.make(
-          'corrupt',
-          `enforceMax: the store listed "${s.id}" out of order (updatedAt desc, id desc) — its keyset paging is broken`,
-        );
-      }
-      prev = s;
-    }
-    if (page.length > 0) yield page;
-    if (page.length < pageSize || prev === undefined) return;
-    cursor = { updatedAt: prev.updatedAt, id: prev.id };
-  }
-}
-
-/** `listPages`, one summary at a time. */
-async function* listRows<M>(
-  store: Store<M>,
-  pageSize: number,
-  start: ListCursor | undefined,
-): AsyncGenerator<SessionSummary, undefined> {
-  for await (const page of listPages(store, pageSize, start)) yield* page;
-  return undefined;
 }

@@ -1,18 +1,25 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Store } from '../contracts.js';
 import { isEventLog, isRuntimeStatusStore } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
-import { fsyncDir } from '../fs/atomic-write.js';
+import { fsyncDir, tempPathFor } from '../fs/atomic-write.js';
 import { fsErrorToSessionKit } from '../fs/fs-errors.js';
-import type { JsonValue, ListCursor, Message, Session, SessionInput } from '../types.js';
-import { assertKnownKeys, MAX_LIST_LIMIT, prepareCreate } from '../validate.js';
+import type { JsonValue, Message, Session, SessionInput } from '../types.js';
+import {
+  assertEventType,
+  assertJsonValue,
+  assertKnownKeys,
+  jsonByteLength,
+  MAX_RUNTIME_STATUS_BYTES,
+  prepareCreate,
+} from '../validate.js';
+import { assertPageSize, listPages } from './paging.js';
 
 const errors = errorsFor('core');
 
@@ -70,11 +77,14 @@ interface ExportRecord<M> {
  * the store is a `RuntimeStatusStore` and has one, and its events when the store is an
  * `EventLog` and the log is not empty.
  *
- * Streamed: the listing is walked in pages and one session is loaded at a time, so memory
- * holds one page of summaries and one session. The file is written to a temp file in the
- * same folder (mode 0600), fsync'd, renamed onto `path` and the folder fsync'd: readers
- * see the old file or the complete new one, never a part. On error the temp file is
- * removed and `path` is untouched.
+ * Streamed: the listing is walked in pages (keyset paging) and one session is loaded at a
+ * time, so memory holds one page of summaries and one session. The file is written to a
+ * temp file `.<name>.<random>.tmp` in the same folder (mode 0600), fsync'd, renamed onto
+ * `path` and the folder fsync'd: readers see the old file or the complete new one, never
+ * a part. On a failure before the rename (the store, writing, syncing the temp file, the
+ * rename itself) the temp file is removed and `path` is untouched. The one failure after
+ * the rename is syncing the folder: `path` then already holds the complete new export,
+ * but the rename may not survive a power loss, and the error is still thrown.
  *
  * Not a point-in-time snapshot: each session appears at most once, but sessions written
  * while the export runs may be missing (an update moves a session ahead of the walk) and
@@ -83,8 +93,11 @@ interface ExportRecord<M> {
  * Defaults: all folders, `pageSize` 100 (1–1000).
  *
  * Throws `invalid_argument` for a bad path or bad/unknown options and when the folder of
- * `path` cannot be written; `unavailable` for other file I/O failures; and whatever the
- * store throws, except `not_found` for a session that vanished during the export.
+ * `path` cannot be written; `unavailable` for other file I/O failures (including the
+ * folder sync after the rename, see above); `corrupt` when the store's listing breaks its
+ * own keyset order (a cursor that does not advance would otherwise loop forever); and
+ * whatever the store throws, except `not_found` for a session that vanished during the
+ * export.
  */
 export async function exportSessions<M = Message>(
   store: Store<M>,
@@ -94,18 +107,14 @@ export async function exportSessions<M = Message>(
   assertPath(path, 'exportSessions');
   assertKnownKeys(errors, options, ['folder', 'pageSize'], 'exportSessions');
   const pageSize = options.pageSize ?? EXPORT_PAGE_SIZE;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_LIST_LIMIT) {
-    throw errors.invalid(
-      `exportSessions: pageSize must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(pageSize)}`,
-    );
-  }
+  assertPageSize(pageSize, 'exportSessions');
   if (options.folder !== undefined && typeof options.folder !== 'string') {
     throw errors.invalid('exportSessions: folder must be a string');
   }
   const folder = options.folder;
   const target = resolve(path);
   const dir = dirname(target);
-  const tmp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempPathFor(target);
   const result: ExportResult = { exported: 0 };
   // Set when the store fails, so its error is not reported as a file failure.
   let storeError: unknown;
@@ -122,14 +131,7 @@ export async function exportSessions<M = Message>(
   async function* records(): AsyncGenerator<string> {
     const header = { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date() };
     yield `${JSON.stringify(header)}\n`;
-    let cursor: ListCursor | undefined;
-    for (;;) {
-      const page = await store.list({
-        includeArchived: true,
-        limit: pageSize,
-        ...(folder === undefined ? {} : { folder }),
-        ...(cursor === undefined ? {} : { startAfter: cursor }),
-      });
+    for await (const page of listPages(store, { pageSize, where: 'exportSessions', folder })) {
       for (const summary of page) {
         const record = await readRecord(store, summary.id);
         if (record === undefined) continue;
@@ -137,9 +139,6 @@ export async function exportSessions<M = Message>(
         // JSON.stringify writes Dates as ISO strings with milliseconds.
         yield `${JSON.stringify(record)}\n`;
       }
-      const last = page.at(-1);
-      if (page.length < pageSize || last === undefined) return;
-      cursor = { updatedAt: last.updatedAt, id: last.id };
     }
   }
 
@@ -190,20 +189,46 @@ async function readRecord<M>(store: Store<M>, id: string): Promise<ExportRecord<
  * `RuntimeStatusStore` and events are re-appended in order when it is an `EventLog`
  * (new `at` and `revision`; sequences restart at 1); otherwise they are dropped.
  *
- * Streamed: the file is read line by line, never whole. It is checked entirely (header,
- * JSON, record shape, dates, session fields) before the first write, so a corrupt file
- * imports nothing. Sessions are created in file order; a failure from the store part-way
- * leaves the sessions before it imported.
+ * Checked first, imported second: the file is read twice, line by line, never whole. The
+ * first pass writes nothing and checks everything the writes would check: the header,
+ * each line's JSON and record shape, dates, session fields (as `create` does), the
+ * runtime status (JSON, at most `MAX_RUNTIME_STATUS_BYTES` as UTF-8 JSON), each event's
+ * type (1–1024 chars, as `append` does) and payload, and that no session id appears
+ * twice. So a bad file imports nothing. The duplicate check keeps every id of the file in
+ * memory during that pass, so that pass's memory grows with the number of sessions
+ * (about 100 bytes per 26-char id, up to about 250 for a 128-char one: some 100 MB per
+ * million sessions); everything else is held one line at a time. The file must
+ * not change between the passes (the second pass re-checks each line and stops at the
+ * first bad one). Sessions are then created in file order; a failure from the store
+ * part-way leaves the sessions before it imported.
  *
- * `onExisting` (default `'fail'`): `'fail'` lets the store's `exists` error propagate;
- * `'skip'` leaves the stored session alone and counts it in `skipped`; `'replace'`
- * deletes the stored session (with its status and events; the store promotes its
- * children to its parent, as `Store.delete` does) and creates the imported one.
+ * `onExisting` (default `'fail'`) decides what happens when the target already has an id:
+ * - `'fail'`: the store's `exists` error propagates (sessions before it stay imported);
+ * - `'skip'`: the stored session is left alone and counted in `skipped`;
+ * - `'replace'`: the stored session is deleted with `Store.delete`, then the imported one
+ *   is created. This is two writes, not one atomic step, and the delete is a real delete:
+ *   - it removes the stored session's messages, runtime status, events and router
+ *     bindings; the imported record brings its own status and events, not the old ones;
+ *   - it promotes the stored session's children to its parent (their `parentId` becomes
+ *     the grandparent's id, or none), and nothing re-attaches them: the imported session
+ *     only gets as children the sessions created under it later in this import. A child
+ *     that the file holds too but lists *before* its parent (the export is newest first,
+ *     and a branch is usually newer than its parent) is re-created under the old parent
+ *     and then promoted when that parent is replaced, so it ends up detached as well;
+ *   - if the create fails after the delete (the backend goes away, a concurrent writer
+ *     creates the id meanwhile), the stored session is already gone and the imported one
+ *     is not there: both versions are lost from the store (the file still holds the
+ *     imported one). That failure is thrown as an error naming the session, with the
+ *     store's error as `cause` and its code (`unavailable` for a non-sessionkit error),
+ *     so re-running the import restores it.
+ *   A concurrent writer's change between the delete and the create is not detected.
  *
  * Throws `corrupt` naming the line for a missing or unknown header, an unsupported
- * `version`, a line that is not JSON or not a valid session record; `invalid_argument`
- * for a bad path or bad/unknown options and when `path` cannot be read; `unavailable`
- * for other read failures; `exists` (with `'fail'`) and whatever the store throws.
+ * `version`, a line that is not JSON or not a valid session record (bad field, oversized
+ * runtime status, bad event type or payload, an id already seen on an earlier line);
+ * `invalid_argument` for a bad path or bad/unknown options and when `path` cannot be
+ * read; `unavailable` for other read failures; `exists` (with `'fail'`) and whatever the
+ * store throws.
  */
 export async function importSessions<M = Message>(
   store: Store<M>,
@@ -219,7 +244,16 @@ export async function importSessions<M = Message>(
     );
   }
   // First pass: validation only, so a bad line cannot leave a half-imported store.
-  await forEachRecord<M>(path, async () => undefined);
+  // id → the line it was first seen on (the only state that grows with the file).
+  const seen = new Map<string, number>();
+  await forEachRecord<M>(path, async ({ input }, lineNo) => {
+    const first = seen.get(input.id);
+    if (first !== undefined) {
+      throw corrupt(path, lineNo, `duplicate session id "${input.id}" (first on line ${first})`);
+    }
+    seen.set(input.id, lineNo);
+  });
+  seen.clear();
 
   const result: ImportResult = { imported: 0, skipped: 0 };
   await forEachRecord<M>(path, async ({ input, runtimeStatus, events }) => {
@@ -234,7 +268,11 @@ export async function importSessions<M = Message>(
       await store.delete(input.id).catch((err: unknown) => {
         if (!isSessionKitError(err, 'not_found')) throw err;
       });
-      await store.create(input);
+      try {
+        await store.create(input);
+      } catch (err) {
+        throw replaceFailed(input.id, err);
+      }
     }
     if (runtimeStatus !== undefined && isRuntimeStatusStore(store)) {
       await store.saveRuntimeStatus(input.id, runtimeStatus);
@@ -247,6 +285,17 @@ export async function importSessions<M = Message>(
   return result;
 }
 
+/** The error of a `'replace'` whose create failed after its delete. */
+function replaceFailed(id: string, cause: unknown) {
+  const code = isSessionKitError(cause) ? cause.code : 'unavailable';
+  const why = isSessionKitError(cause) ? cause.message : 'see cause';
+  return errors.make(
+    code,
+    `importSessions: replacing session "${id}": the stored session was deleted but creating the imported one failed, so the store holds neither (run the import again) — ${why}`,
+    { cause, sessionId: id },
+  );
+}
+
 /** A parsed, validated export line, ready for `create`. */
 interface ImportRecord<M> {
   input: SessionInput<M>;
@@ -256,11 +305,12 @@ interface ImportRecord<M> {
 
 /**
  * Reads `path` line by line, checks the header and calls `visit` with each session
- * record in order. Throws `corrupt` naming the first bad line.
+ * record (validated) and its line number, in order. Throws `corrupt` naming the first
+ * bad line.
  */
 async function forEachRecord<M>(
   path: string,
-  visit: (record: ImportRecord<M>) => Promise<void>,
+  visit: (record: ImportRecord<M>, lineNo: number) => Promise<void>,
 ): Promise<void> {
   let handle: FileHandle;
   try {
@@ -282,7 +332,7 @@ async function forEachRecord<M>(
         sawHeader = true;
         continue;
       }
-      await visit(parseRecord<M>(path, lineNo, line));
+      await visit(parseRecord<M>(path, lineNo, line), lineNo);
     }
   } catch (e) {
     throw fsErrorToSessionKit(errors, e, `importSessions: cannot read "${path}"`);
@@ -345,24 +395,54 @@ function parseRecord<M>(path: string, lineNo: number, line: string): ImportRecor
     fields[key] = date;
   }
   const input = fields as unknown as SessionInput<M>;
-  try {
-    // The checks every store's create makes, before any write.
-    prepareCreate(errors, input);
-  } catch (e) {
-    if (!isSessionKitError(e, 'invalid_argument')) throw e;
-    throw corrupt(path, lineNo, `invalid session: ${e.message}`, e);
+  // The checks every store's create makes, before any write.
+  asCorrupt(path, lineNo, 'invalid session', () => prepareCreate(errors, input));
+  let runtimeStatus: JsonValue | undefined;
+  if (record.runtimeStatus !== undefined) {
+    const status = record.runtimeStatus;
+    // The checks of saveRuntimeStatus: JSON, and at most MAX_RUNTIME_STATUS_BYTES.
+    asCorrupt(path, lineNo, 'invalid runtimeStatus', () =>
+      assertJsonValue(errors, status, 'runtime status'),
+    );
+    const bytes = jsonByteLength(status as JsonValue);
+    if (bytes > MAX_RUNTIME_STATUS_BYTES) {
+      throw corrupt(
+        path,
+        lineNo,
+        `runtimeStatus is ${bytes} bytes, over the limit of ${MAX_RUNTIME_STATUS_BYTES}`,
+      );
+    }
+    runtimeStatus = status as JsonValue;
   }
   let events: ImportRecord<M>['events'];
   if (record.events !== undefined) {
     if (!Array.isArray(record.events)) throw corrupt(path, lineNo, 'events must be an array');
-    events = record.events.map((event, i) => {
-      if (!isObject(event) || typeof event.type !== 'string' || event.type === '') {
+    events = record.events.map((event: unknown, i) => {
+      if (!isObject(event) || event.type === undefined) {
         throw corrupt(path, lineNo, `events[${i}] needs a non-empty "type"`);
       }
-      return { type: event.type, payload: (event.payload ?? null) as JsonValue };
+      const { type } = event;
+      const payload = event.payload ?? null;
+      // The checks of EventLog.append.
+      asCorrupt(path, lineNo, `invalid events[${i}]`, () => {
+        assertEventType(errors, type);
+        assertJsonValue(errors, payload, 'event payload');
+      });
+      return { type: type as string, payload: payload as JsonValue };
     });
   }
-  return { input, runtimeStatus: record.runtimeStatus as JsonValue | undefined, events };
+  return { input, runtimeStatus, events };
+}
+
+/** Runs `check`; an `invalid_argument` it throws becomes `corrupt` naming the line. */
+function asCorrupt(path: string, lineNo: number, what: string, check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    if (!isSessionKitError(e, 'invalid_argument')) throw e;
+    // The line is named by `corrupt`; the inner prefix would repeat `[sessionkit/core]`.
+    throw corrupt(path, lineNo, `${what}: ${e.message.replace(/^\[sessionkit\/[^\]]*\] /, '')}`, e);
+  }
 }
 
 function assertPath(path: unknown, where: string): asserts path is string {

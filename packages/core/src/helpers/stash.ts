@@ -67,9 +67,11 @@ interface StashFile {
  * Safe for several processes: every change happens under a lock file (`<path>.lock`),
  * re-reads the file inside the lock and replaces it with `writeFileAtomic`, so concurrent
  * saves from two processes all survive and readers never see a torn file. The file is
- * created `0600` in a `0700` folder. A file that cannot be parsed is reported as `corrupt`
- * and left untouched, never silently reset. The older bare-array format (`[{id, text,
- * saved_at}]`) is read too and rewritten in the current format on the next change.
+ * created `0600`; folders the stash has to create are made `0700`, while a folder that
+ * already exists keeps its mode (see `ensurePrivateDir`). A file that cannot be parsed is
+ * reported as `corrupt` and left untouched, never silently reset. The older bare-array
+ * format (`[{id, text, saved_at}]`) is read too and rewritten in the current format on the
+ * next change.
  */
 export class StashStore {
   /** The stash file. */
@@ -79,8 +81,9 @@ export class StashStore {
   readonly #lock: FileLockOptions;
 
   /**
-   * A stash at `path` (see `defaultStashPath`). Creates nothing yet: the folder is created
-   * (`0700`) on the first change. Use `StashStore.open` to create it right away.
+   * A stash at `path` (see `defaultStashPath`). Creates nothing yet: missing folders are
+   * created (`0700`) on the first change, and an existing folder is never chmodded. Use
+   * `StashStore.open` to create them right away.
    * Throws `invalid_argument` for an empty path.
    */
   constructor(path: string, options: StashStoreOptions = {}) {
@@ -93,8 +96,9 @@ export class StashStore {
   }
 
   /**
-   * Opens the stash at `path` (default `defaultStashPath()`), creating its folder with
-   * mode `0700`. Throws `unavailable` when the folder cannot be created.
+   * Opens the stash at `path` (default `defaultStashPath()`), creating its folder and any
+   * missing parents with mode `0700`; folders that already exist keep their mode.
+   * Throws `unavailable` when the folder cannot be created.
    */
   static async open(
     path: string = defaultStashPath(),
