@@ -4,19 +4,10 @@ import { isCommitter } from '../src/contracts.js';
 import { isSessionKitError } from '../src/errors.js';
 import { applyCommit, commitTurn } from '../src/helpers/commit-turn.js';
 import type { CommitInput, CommitResult, Message } from '../src/types.js';
+import { codeOf } from './fixtures/codes.js';
 import { TinyStore } from './fixtures/tiny-store.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'resolved';
-  } catch (e) {
-    if (isSessionKitError(e)) return e.code;
-    throw e;
-  }
-}
 
 async function storeWith(id = 's1', messages: Message[] = []) {
   const store = new TinyStore();

@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { errorsFor, isSessionKitError } from '../src/errors.js';
+import { errorsFor } from '../src/errors.js';
 import { archive, fork, latest, rename, unarchive } from '../src/helpers/lifecycle.js';
 import { isValidId } from '../src/ids.js';
 import type { Message } from '../src/types.js';
+import { codeOf } from './fixtures/codes.js';
 import { TinyStore } from './fixtures/tiny-store.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
 const at = (s: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, s));
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'resolved';
-  } catch (e) {
-    if (isSessionKitError(e)) return e.code;
-    throw e;
-  }
-}
 
 describe('archive / unarchive', () => {
   it('sets and clears archivedAt; archived sessions leave default listings', async () => {

@@ -84,6 +84,19 @@ function checkOption(value: unknown, name: string, min: number): number | undefi
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
+ * Creates `path` with O_CREAT|O_EXCL and mode 0600: the one atomic step every lock and
+ * breaker file is taken with. `undefined` when the file already exists.
+ */
+async function createExclusive(path: string): Promise<fsp.FileHandle | undefined> {
+  try {
+    return await fsp.open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') return undefined;
+    throw e;
+  }
+}
+
+/**
  * Runs `fn` while holding an exclusive lock on `lockPath`, shared by every process of
  * this host (and by processes on other hosts that see the same file system, through
  * the mtime rule below), and returns what `fn` returns. The lock is released when `fn`
@@ -211,16 +224,7 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
     token,
   };
   for (let attempt = 0; ; attempt++) {
-    let handle: fsp.FileHandle | undefined;
-    try {
-      handle = await fsp.open(
-        lockPath,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-        0o600,
-      );
-    } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') throw e;
-    }
+    const handle = await createExclusive(lockPath);
     if (handle)
       return holdLock(lockPath, handle, { ...info, acquiredAt: new Date().toISOString() }, o);
 
@@ -403,15 +407,8 @@ function sameLock(a: SeenLock, b: SeenLock): boolean {
 async function breakIfStill(lockPath: string, judged: SeenLock, staleMs: number): Promise<boolean> {
   const breakerPath = `${lockPath}.break`;
   const breakerToken = randomUUID();
-  let handle: fsp.FileHandle | undefined;
-  try {
-    handle = await fsp.open(
-      breakerPath,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-      0o600,
-    );
-  } catch (e) {
-    if (errnoCode(e) !== 'EEXIST') throw e;
+  const handle = await createExclusive(breakerPath);
+  if (!handle) {
     await removeStaleBreaker(breakerPath);
     return false;
   }
