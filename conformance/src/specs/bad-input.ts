@@ -250,6 +250,16 @@ const CASES: BadInput[] = [
     call: (s, seed) => s.create({ id: 'nul-title', folder: seed.folder, title: 'a\u0000b' }),
   },
   {
+    name: 'create with a lone surrogate in the title',
+    capability: 'Store',
+    call: (s, seed) => s.create({ id: 'surrogate-title', folder: seed.folder, title: 'a\ud83db' }),
+  },
+  {
+    name: 'commit patching a metadata value with a lone surrogate',
+    capability: 'Committer',
+    call: (s, { session }) => s.commit(session.id, { patch: { metadata: { k: '\udc00' } } }),
+  },
+  {
     name: 'create as its own parent',
     capability: 'Store',
     call: (s, seed) =>

@@ -1,8 +1,9 @@
 // The sessionkit quickstart: one conversation's life on a store opened from a URL.
 //
-// Only STORE_URL names a backend. Everything below uses the contracts every first-party
-// adapter implements, so switching to another backend (e.g. 'file:./sessions' once
-// @sessionkit/file exists, with that package installed) is the only change.
+// Only STORE_URL names a backend: by default the file store in ./.sessions, which keeps
+// everything across runs. Everything below uses the contracts every first-party adapter
+// implements, so another backend (SESSIONKIT_STORE_URL=memory: or a postgres:// URL, with
+// that adapter installed) is the only change.
 import {
   autoTitle,
   detectCapabilities,
@@ -11,7 +12,7 @@ import {
   openStore,
 } from '@sessionkit/core';
 
-const STORE_URL = 'memory:';
+const STORE_URL = process.env.SESSIONKIT_STORE_URL || 'file:./.sessions';
 
 const step = (title) => console.log(`\n== ${title}`);
 const show = (label, value) => console.log(`   ${label.padEnd(14)} ${value}`);
@@ -21,6 +22,10 @@ const store = await openStore(STORE_URL);
 try {
   step(`open ${STORE_URL}`);
   show('capabilities', detectCapabilities(store).join(', '));
+  // Sessions of earlier runs are still there: the file store is durable.
+  const earlier = await store.list({ limit: 1000, includeArchived: true });
+  show('stored', `${earlier.length} session(s) from earlier runs`);
+  const startedAt = new Date(Date.now() - 1);
 
   // 1. A new session: newSession() makes the id, store.create() stores it at revision 1.
   step('create a session');
@@ -96,9 +101,9 @@ try {
   show('id', other.id);
   show('folder', other.folder);
 
-  // 7. Listing returns summaries (no messages), newest first.
-  step('list all sessions, newest first');
-  for (const s of await store.list()) {
+  // 7. Listing returns summaries (no messages), newest first. `after` keeps this run's.
+  step("list this run's sessions, newest first");
+  for (const s of await store.list({ after: startedAt })) {
     const kind = s.parentId ? `branch of ${s.parentId}` : 'root';
     console.log(
       `   ${s.id}  ${s.folder.padEnd(13)} ${String(s.messageCount).padStart(2)} msgs  ${quote(s.title)} (${kind})`,
@@ -106,14 +111,14 @@ try {
   }
 
   step('list the /work/parser folder');
-  for (const s of await store.list({ folder: '/work/parser' })) {
+  for (const s of await store.list({ folder: '/work/parser', after: startedAt })) {
     console.log(`   ${s.id}  ${quote(s.title)}`);
   }
 
   // 8. Search: a case-insensitive substring of the title or of any message text.
   for (const query of ['trivia', 'PRICING', 'kubernetes']) {
     step(`search ${quote(query)}`);
-    const hits = await store.list({ query });
+    const hits = await store.list({ query, after: startedAt });
     if (hits.length === 0) console.log('   (no hits)');
     for (const s of hits) console.log(`   ${s.id}  ${quote(s.title)}  ${s.messageCount} msgs`);
   }

@@ -1,3 +1,4 @@
+export * from './adapter-rules.js';
 export * from './contracts.js';
 export * from './errors.js';
 export * from './fs/atomic-write.js';

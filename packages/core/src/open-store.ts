@@ -14,8 +14,12 @@ const errors = errorsFor('core');
 export interface StoreAdapter {
   /** URL schemes without the colon, e.g. `["postgres", "postgresql"]`. */
   schemes: readonly string[];
-  /** Opens a store that owns its connections (its `close()` releases them). */
-  open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>>;
+  /**
+   * Opens a store that owns its connections (its `close()` releases them). `source` is
+   * the URL exactly as the caller wrote it: WHATWG parsing turns `file:./x` into
+   * `file:///x`, so adapters that accept relative paths read them from here.
+   */
+  open(url: URL, options?: Record<string, unknown>, source?: string): Promise<Store<Message>>;
 }
 
 // First-party schemes: the package `openStore` loads on demand, and what to install.
@@ -166,5 +170,5 @@ export async function openStore<M = Message>(
     adapter = mod.storeAdapter;
     registerStoreAdapter(adapter);
   }
-  return (await adapter.open(parsed, options)) as unknown as Store<M>;
+  return (await adapter.open(parsed, options, url)) as unknown as Store<M>;
 }

@@ -278,6 +278,14 @@ describe('withFileLock: across processes', () => {
     expect(await withFileLock(lock, () => 'ok', { timeoutMs: 2000 })).toBe('ok');
   });
 
+  it('breaks an empty lock file after 2 s even when staleMs is long (holder killed mid-create)', async () => {
+    await fsp.writeFile(lock, '');
+    const t = new Date(Date.now() - 3_000);
+    await fsp.utimes(lock, t, t);
+    expect(await withFileLock(lock, () => 'ok', { timeoutMs: 2000, staleMs: 60_000 })).toBe('ok');
+    expect(await exists(lock)).toBe(false);
+  });
+
   it('waits for a fresh empty lock file (holder still writing it)', async () => {
     await fsp.writeFile(lock, '');
     const e = await withFileLock(lock, () => 'x', { timeoutMs: 200 }).catch((x: unknown) => x);

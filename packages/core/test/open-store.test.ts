@@ -63,6 +63,20 @@ describe('registerStoreAdapter + openStore', () => {
     expect(calls[1]!.options).toBeUndefined();
   });
 
+  it('passes the URL as written, since parsing loses relative file paths', async () => {
+    const seen: (string | undefined)[] = [];
+    registerStoreAdapter({
+      schemes: ['testsrc'],
+      open: async (url, _options, source) => {
+        seen.push(source);
+        return fakeStore(url.href);
+      },
+    });
+    const s = (await openStore('testsrc:./rel/dir?x=1')) as unknown as { label: string };
+    expect(s.label).toBe('testsrc:./rel/dir?x=1');
+    expect(seen).toEqual(['testsrc:./rel/dir?x=1']);
+  });
+
   it('lets a later registration replace an earlier one', async () => {
     registerStoreAdapter({ schemes: ['testb'], open: async () => fakeStore('first') });
     registerStoreAdapter({ schemes: ['testb'], open: async () => fakeStore('second') });
@@ -157,15 +171,16 @@ describe('openStore failures', () => {
   });
 
   it('never shows a password, in the message or anywhere in the error', async () => {
+    // Schemes no adapter registers, so core's own errors are what is checked (adapters
+    // that are installed test their own errors).
     const urls = [
-      'postgres://u:secret@h/db',
-      'postgresql://user:secret@db.example.com:5432/app?sslmode=require',
+      'nosuchdb://u:secret@h/db',
+      'nosuchdb://user:secret@db.example.com:5432/app?sslmode=require',
       // Not parseable (bad port): redacted by the fallback, and the parser's error
-      // (which quotes its input) must not be kept as the cause.
+      // (which quotes its input) must not be kept as the cause. Fails before any adapter.
       'postgres://u:secret@h:notaport/db',
-      'nosuchdb://u:secret@h/x',
       // A secret in the query string, as libpq and others accept it.
-      'postgres://h/db?password=secret&sslmode=require',
+      'nosuchdb://h/db?password=secret&sslmode=require',
     ];
     for (const url of urls) {
       const e = await failure(openStore(url));

@@ -288,6 +288,10 @@ describe('assertCommitInput', () => {
       },
       { patch: { state: null, archivedAt: null } },
       { increment: { tokenCount: -3 } },
+      // Whole surrogate pairs are fine; only lone halves are rejected.
+      { patch: { title: 'emoji 🌍 \ud83d\ude00', metadata: { '🔑': '🌍' } } },
+      // Messages are opaque JSON: lone surrogates there round-trip as JSON escapes.
+      { append: [{ role: 'user', content: 'lone \ud83d' }] },
     ]) {
       expect(code(input), JSON.stringify(input)).toBe('ok');
     }
@@ -312,6 +316,9 @@ describe('assertCommitInput', () => {
       { patch: { messages: [] } },
       { patch: { title: 5 } },
       { patch: { title: 'a\0b' } },
+      { patch: { title: 'lone \ud83d high' } },
+      { patch: { status: 'lone \udc00 low' } },
+      { patch: { metadata: { 'k\udfff': 'v' } } },
       { patch: { tokenCount: -1 } },
       { patch: { turnCount: 1.5 } },
       { patch: { costUsd: Number.NaN } },

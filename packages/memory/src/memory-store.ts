@@ -21,24 +21,30 @@ import {
   assertCommitInput,
   assertCount,
   assertEventType,
+  assertFollowArgs,
   assertId,
   assertJsonValue,
   assertKnownKeys,
+  assertLiveSessionId,
   assertMax,
-  assertRouterKey,
+  assertRouterTuple,
   assertSaveInput,
+  branchHeader,
   checkCommitExpectations,
+  cloneHeader,
   cloneJson,
   compareListOrder,
   errorsFor,
   isSessionKitError,
-  MAX_RUNTIME_STATUS_BYTES,
   newSessionId,
   nextUpdatedAt,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
   prepareCreate,
+  resolveRoute,
+  runtimeStatusText,
+  savedHeader,
   searchTextOf,
   selectPage,
 } from '@sessionkit/core';
@@ -66,9 +72,6 @@ export interface MemoryStoreOptions {
    */
   backend?: MemoryBackend | undefined;
 }
-
-/** The follow target that means "whatever session the TUI has open". */
-const FOLLOW_TUI = 'tui';
 
 /**
  * The in-process reference store: every sessionkit capability, held in process memory.
@@ -151,27 +154,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     if (session.revision !== stored.revision) {
       throw errors.conflict(session.id, session.revision, stored.revision);
     }
-    const header: MemoryHeader = {
-      id: stored.id,
-      title: session.title,
-      folder: session.folder,
-      createdAt: new Date(stored.createdAt.getTime()),
-      updatedAt: nextUpdatedAt(stored.updatedAt),
-      model: session.model,
-      provider: session.provider,
-      tokenCount: session.tokenCount ?? 0,
-      costUsd: session.costUsd ?? 0,
-      turnCount: session.turnCount ?? 0,
-      metadata: { ...(session.metadata ?? {}) },
-      status: session.status,
-      revision: stored.revision + 1,
-    };
-    if (stored.parentId !== undefined) header.parentId = stored.parentId;
-    if (stored.branchedAtTurn !== undefined) header.branchedAtTurn = stored.branchedAtTurn;
-    if (session.archivedAt !== undefined)
-      header.archivedAt = new Date(session.archivedAt.getTime());
-    if (session.mode !== undefined) header.mode = session.mode;
-    if (session.state !== undefined) header.state = cloneJson(session.state);
+    const header: MemoryHeader = savedHeader(stored, session as Session<unknown>);
     const messages = cloneJson(session.messages) as unknown[];
     record.header = header;
     record.messages = messages;
@@ -267,27 +250,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     assertBranchPoint(errors, parentId, atTurn, parent.messages.length);
     this.backend.stats.messageBodyReads++;
     const messages = structuredClone(parent.messages.slice(0, atTurn));
-    const now = new Date();
-    const header: MemoryHeader = {
-      id: this.#freshId(),
-      title: parent.header.title,
-      folder: parent.header.folder,
-      parentId,
-      createdAt: now,
-      updatedAt: new Date(now.getTime()),
-      model: parent.header.model,
-      provider: parent.header.provider,
-      // The branch carries the parent's totals, so a merge (allowed only while the parent
-      // is still at the branch point) fast-forwards the parent to complete figures.
-      tokenCount: parent.header.tokenCount,
-      costUsd: parent.header.costUsd,
-      turnCount: parent.header.turnCount,
-      metadata: { ...parent.header.metadata, branchedFrom: parentId },
-      status: 'active',
-      branchedAtTurn: atTurn,
-      revision: 1,
-    };
-    if (parent.header.mode !== undefined) header.mode = parent.header.mode;
+    const header: MemoryHeader = branchHeader(parent.header, this.#freshId(), atTurn);
     const record: MemoryRecord = {
       header,
       messages,
@@ -310,21 +273,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     assertId(errors, id);
     const source = this.#get(id);
     this.backend.stats.messageBodyReads++;
-    const {
-      parentId: _parentId,
-      branchedAtTurn: _branchedAtTurn,
-      archivedAt: _archivedAt,
-      ...copied
-    } = structuredClone(source.header);
-    const now = new Date();
-    const header: MemoryHeader = {
-      ...copied,
-      id: this.#freshId(),
-      createdAt: now,
-      updatedAt: new Date(now.getTime()),
-      metadata: { ...copied.metadata, clonedFrom: id },
-      revision: 1,
-    };
+    const header: MemoryHeader = cloneHeader(source.header, this.#freshId());
     const record: MemoryRecord = {
       header,
       messages: structuredClone(source.messages),
@@ -394,13 +343,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
    */
   async saveRuntimeStatus(id: string, status: JsonValue): Promise<void> {
     this.#assertOpen();
-    assertId(errors, id);
-    assertJsonValue(errors, status, 'runtime status');
-    const text = JSON.stringify(status);
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > MAX_RUNTIME_STATUS_BYTES) {
-      throw errors.tooLarge(id, 'runtime status', bytes, MAX_RUNTIME_STATUS_BYTES);
-    }
+    const text = runtimeStatusText(errors, id, status);
     this.#get(id).runtimeStatus = text;
   }
 
@@ -421,9 +364,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
    */
   async bind(channel: string, chatKey: string, thread: string, sessionId: string): Promise<void> {
     this.#assertOpen();
-    assertRouterKey(errors, channel, 'bind: channel', true);
-    assertRouterKey(errors, chatKey, 'bind: chatKey', true);
-    assertRouterKey(errors, thread, 'bind: thread', false);
+    assertRouterTuple(errors, 'bind', channel, chatKey, thread, true);
     assertId(errors, sessionId);
     this.#get(sessionId);
     this.backend.bindings.set(bindingKey(channel, chatKey, thread), {
@@ -447,25 +388,19 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     liveSessionId: string,
   ): Promise<string> {
     this.#assertOpen();
-    assertRouterKey(errors, channel, 'resolve: channel', false);
-    assertRouterKey(errors, chatKey, 'resolve: chatKey', false);
-    assertRouterKey(errors, thread, 'resolve: thread', false);
-    assertRouterKey(errors, liveSessionId, 'resolve: liveSessionId', false);
-    if (liveSessionId !== '') assertId(errors, liveSessionId, 'resolve: liveSessionId');
-    const follow = this.backend.follows.get(followKey(channel, chatKey));
-    if (follow) {
-      if (follow.target !== FOLLOW_TUI) return follow.target;
-      if (liveSessionId !== '') return liveSessionId;
-    }
-    return this.backend.bindings.get(bindingKey(channel, chatKey, thread))?.sessionId ?? '';
+    assertRouterTuple(errors, 'resolve', channel, chatKey, thread);
+    assertLiveSessionId(errors, liveSessionId);
+    return resolveRoute(
+      this.backend.follows.get(followKey(channel, chatKey))?.target,
+      liveSessionId,
+      this.backend.bindings.get(bindingKey(channel, chatKey, thread))?.sessionId,
+    );
   }
 
   /** Removes the binding; a missing one is not an error. Throws `invalid_argument`, `closed`. */
   async unbind(channel: string, chatKey: string, thread: string): Promise<void> {
     this.#assertOpen();
-    assertRouterKey(errors, channel, 'unbind: channel', false);
-    assertRouterKey(errors, chatKey, 'unbind: chatKey', false);
-    assertRouterKey(errors, thread, 'unbind: thread', false);
+    assertRouterTuple(errors, 'unbind', channel, chatKey, thread);
     this.backend.bindings.delete(bindingKey(channel, chatKey, thread));
   }
 
@@ -476,10 +411,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
    */
   async follow(channel: string, chatKey: string, target: string): Promise<void> {
     this.#assertOpen();
-    assertRouterKey(errors, channel, 'follow: channel', true);
-    assertRouterKey(errors, chatKey, 'follow: chatKey', false);
-    assertRouterKey(errors, target, 'follow: target', false);
-    if (target !== '' && target !== FOLLOW_TUI) assertId(errors, target, 'follow: target');
+    assertFollowArgs(errors, channel, chatKey, target);
     const key = followKey(channel, chatKey);
     if (target === '') this.backend.follows.delete(key);
     else this.backend.follows.set(key, { channel, chatKey, target });
@@ -491,9 +423,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
    */
   async touch(channel: string, chatKey: string, thread: string): Promise<void> {
     this.#assertOpen();
-    assertRouterKey(errors, channel, 'touch: channel', false);
-    assertRouterKey(errors, chatKey, 'touch: chatKey', false);
-    assertRouterKey(errors, thread, 'touch: thread', false);
+    assertRouterTuple(errors, 'touch', channel, chatKey, thread);
     const binding = this.backend.bindings.get(bindingKey(channel, chatKey, thread));
     if (binding) binding.updatedAt = this.#routerNow();
   }

@@ -1,6 +1,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { constants, promises as fsp, readlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  promises as fsp,
+  fstatSync,
+  futimes,
+  openSync,
+  readlinkSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { errorsFor } from '../errors.js';
@@ -44,6 +55,9 @@ const DEFAULT_RETRY_MS = 20;
 // A breaker file (`<lockPath>.break`) is held for microseconds; one older than this was left
 // by a breaker that crashed or stalled, and may be removed.
 const BREAKER_STALE_MS = 5_000;
+// The holder writes its info in the same synchronous step that creates the lock file, so
+// an empty lock file older than this was left by a holder killed in between.
+const EMPTY_LOCK_STALE_MS = 2_000;
 
 interface Waiter {
   resolve: () => void;
@@ -97,6 +111,36 @@ async function createExclusive(path: string): Promise<fsp.FileHandle | undefined
 }
 
 /**
+ * The lock file's fast path: create it (O_CREAT|O_EXCL, mode 0600) and write `content` in
+ * one synchronous step, returning the descriptor, or `undefined` when the file exists.
+ * Synchronous calls here are deliberate: these are two tiny local metadata operations on
+ * every commit of the file store, and a thread-pool round trip for each costs more than
+ * the calls themselves; nothing else can run between the create and the write, so a
+ * lock file is only ever empty when its holder was killed in between.
+ */
+function createLockFileSync(path: string, content: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') return undefined;
+    throw e;
+  }
+  try {
+    writeSync(fd, content);
+  } catch (e) {
+    try {
+      closeSync(fd);
+      unlinkSync(path);
+    } catch {
+      // ours, just created; if it stays it is empty or partial and goes stale
+    }
+    throw e;
+  }
+  return fd;
+}
+
+/**
  * Runs `fn` while holding an exclusive lock on `lockPath`, shared by every process of
  * this host (and by processes on other hosts that see the same file system, through
  * the mtime rule below), and returns what `fn` returns. The lock is released when `fn`
@@ -105,13 +149,17 @@ async function createExclusive(path: string): Promise<fsp.FileHandle | undefined
  * The lock is the file `lockPath`, created with `O_CREAT | O_EXCL` and mode `0600`,
  * holding JSON `{pid, hostname, pidNamespace, acquiredAt, token}`. While `fn` runs its
  * mtime is refreshed every `staleMs / 3`. A lock file left behind is stale when its mtime
- * is older than `staleMs`, or when its holder's pid is not alive — judged only when the
- * lock names this host and this pid namespace (Linux), otherwise by the mtime alone.
+ * is older than `staleMs`, when it is empty and older than 2 s (its holder was killed
+ * between creating and writing it, which happen in one synchronous step), or when its
+ * holder's pid is not alive — judged only when the lock names this host and this pid
+ * namespace (Linux), otherwise by the mtime alone.
  * Breaking a stale lock happens under a second, short-lived lock `<lockPath>.break`
  * (`O_EXCL`): its holder re-reads the lock and unlinks it only if it is still the very
  * file judged stale (same content, inode and mtime), so one stale lock is broken once and
- * a fresh lock is never removed. Release unlinks `lockPath` only while it still holds this
- * holder's token. No lock file is ever moved.
+ * a fresh lock is never removed. Release unlinks `lockPath` only while it is still this
+ * holder's file (same inode, kept alive by the holder's open descriptor). No lock file is
+ * ever moved. Taking and releasing an uncontended lock costs a handful of synchronous
+ * system calls on the lock file (no thread-pool round trips): it sits on every commit.
  *
  * Within one process, callers for the same path queue on an in-memory mutex rather than
  * polling the file. Taking the same lock again from inside `fn` (same async context)
@@ -218,15 +266,17 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
   const token = randomUUID();
   const info: FileLockInfo = {
     pid: process.pid,
-    hostname: hostname(),
+    hostname: ownHostname(),
     pidNamespace: ownPidNamespace(),
     acquiredAt: new Date().toISOString(),
     token,
   };
   for (let attempt = 0; ; attempt++) {
-    const handle = await createExclusive(lockPath);
-    if (handle)
-      return holdLock(lockPath, handle, { ...info, acquiredAt: new Date().toISOString() }, o);
+    const fd = createLockFileSync(
+      lockPath,
+      JSON.stringify({ ...info, acquiredAt: new Date().toISOString() }),
+    );
+    if (fd !== undefined) return holdLock(lockPath, fd, o);
 
     const seen = await inspect(lockPath);
     // After breaking a stale lock, try to create ours again right away.
@@ -245,27 +295,21 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
   }
 }
 
-async function holdLock(
-  lockPath: string,
-  handle: fsp.FileHandle,
-  info: FileLockInfo,
-  o: AcquireOptions,
-): Promise<HeldLock> {
-  try {
-    await handle.chmod(0o600);
-    await handle.writeFile(JSON.stringify(info));
-  } catch (e) {
-    await handle.close().catch(() => {});
-    await fsp.rm(lockPath, { force: true }).catch(() => {});
-    throw e;
-  }
+function holdLock(lockPath: string, fd: number, o: AcquireOptions): HeldLock {
+  // While we keep the descriptor open the inode cannot be reused, so "the file at
+  // lockPath has our inode" means "it is still our lock" (a broken and re-created lock
+  // is a new inode).
+  const own = fstatSync(fd);
   // Refresh through our own descriptor: if the file was broken and replaced meanwhile, we
   // touch the orphaned inode, never the new holder's file.
-  let refreshing: Promise<void> = Promise.resolve();
+  let refreshing: Promise<void> | undefined;
   const timer = setInterval(
     () => {
+      if (refreshing !== undefined) return;
       const now = new Date();
-      refreshing = handle.utimes(now, now).catch(() => {});
+      refreshing = new Promise<void>((done) => futimes(fd, now, now, () => done())).finally(() => {
+        refreshing = undefined;
+      });
     },
     Math.max(1, o.staleMs / 3),
   );
@@ -273,19 +317,24 @@ async function holdLock(
   return {
     async release() {
       clearInterval(timer);
-      await refreshing;
-      await handle.close().catch(() => {});
-      // Unlink the file at `lockPath` only while it holds our token: if we were judged stale
-      // (blocked for longer than `staleMs`) it may have been broken and re-created by a new
-      // holder, whose lock must stay. A tiny window remains between this read and the
+      // Never close the descriptor under an in-flight futimes: the number could be reused.
+      if (refreshing !== undefined) await refreshing;
+      // Unlink the file at `lockPath` only while it is still our inode: if we were judged
+      // stale (blocked for longer than `staleMs`) it may have been broken and re-created by a
+      // new holder, whose lock must stay. A tiny window remains between this stat and the
       // unlink in which a breaker could replace it — but only if our lock was stale, i.e.
       // we had already stalled past `staleMs`. Best effort: if the unlink fails, the file
       // goes stale and is broken later.
       try {
-        const seen = await inspect(lockPath);
-        if (seen?.info?.token === info.token) await fsp.unlink(lockPath);
+        const now = statSync(lockPath);
+        if (now.ino === own.ino && now.dev === own.dev) unlinkSync(lockPath);
       } catch {
         // see above
+      }
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed; nothing held
       }
     },
   };
@@ -341,6 +390,18 @@ function parseInfo(content: string): FileLockInfo | undefined {
   return undefined;
 }
 
+let cachedHostname: string | undefined;
+
+/**
+ * This host's name, read once per process (it is a system call, and a lock is taken on
+ * every commit). A host renamed while we run only makes our locks and theirs look
+ * foreign to each other, which judges them by the mtime alone: slower, never unsafe.
+ */
+function ownHostname(): string {
+  cachedHostname ??= hostname();
+  return cachedHostname;
+}
+
 let cachedPidNamespace: { value: string | undefined } | undefined;
 
 /** This process's pid namespace (Linux), e.g. `pid:[4026531836]`; undefined elsewhere. */
@@ -372,9 +433,11 @@ function isPidAlive(pid: number): boolean {
 }
 
 function isStale(seen: SeenLock, staleMs: number): boolean {
-  if (Date.now() - seen.mtimeMs > staleMs) return true;
+  const age = Date.now() - seen.mtimeMs;
+  if (age > staleMs) return true;
+  if (seen.content === '' && age > Math.min(staleMs, EMPTY_LOCK_STALE_MS)) return true;
   const info = seen.info;
-  if (!info || info.hostname !== hostname()) return false;
+  if (!info || info.hostname !== ownHostname()) return false;
   // A container sharing our hostname (or a lock of an older version, without the field) may
   // number its processes differently: a pid we cannot see may be alive there.
   const ns = ownPidNamespace();

@@ -1,0 +1,52 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Message, StoreAdapter } from '@sessionkit/core';
+import { assertKnownKeys, errorsFor } from '@sessionkit/core';
+import { FileStore, type FileStoreOptions, OPTION_KEYS } from './file-store.js';
+
+const errors = errorsFor('file');
+// The folder comes from the URL itself.
+const URL_OPTION_KEYS = OPTION_KEYS.filter((k) => k !== 'dir');
+
+/**
+ * The folder a `file:` URL names. `file:///abs/path` and `file:/abs/path` are absolute;
+ * `file:./sessions`, `file:sessions` and `file:../x` are relative to the working directory
+ * (read from the URL as written, since URL parsing drops the leading `.`). Percent escapes
+ * are decoded. Throws `invalid_argument` for a remote host, an empty path or `/`.
+ */
+export function dirFromFileUrl(url: URL, source?: string): string {
+  if (url.protocol !== 'file:') throw errors.invalid(`not a file: URL: ${url.protocol}`);
+  if (url.host !== '' && url.host !== 'localhost') {
+    throw errors.invalid(`file: URLs must name a local path, not host "${url.host}"`);
+  }
+  const raw =
+    typeof source === 'string' ? source.replace(/^file:/i, '').replace(/[?#].*$/, '') : '';
+  if (raw !== '' && !raw.startsWith('/')) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      throw errors.invalid(`bad escape in file: URL "${source}"`);
+    }
+    return resolve(process.cwd(), decoded);
+  }
+  const path = fileURLToPath(url);
+  if (resolve(path) === resolve('/')) {
+    throw errors.invalid('file: URL names the root folder (or nothing); give a store folder');
+  }
+  return path;
+}
+
+/**
+ * Opens `file:` URLs for core's `openStore` (`file:./sessions`, `file:///abs/path`).
+ * Options: `snapshotEvery`, `lockTimeoutMs`, `sync` as in `FileStoreOptions` (the folder
+ * comes from the URL). Throws `invalid_argument` for unknown options or a remote host.
+ */
+export const storeAdapter: StoreAdapter = {
+  schemes: ['file'],
+  async open(url: URL, options?: Record<string, unknown>, source?: string) {
+    assertKnownKeys(errors, options, URL_OPTION_KEYS, 'openStore(file:)');
+    const dir = dirFromFileUrl(url, source);
+    return new FileStore<Message>({ ...(options as FileStoreOptions | undefined), dir });
+  },
+};

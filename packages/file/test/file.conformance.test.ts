@@ -1,0 +1,4 @@
+import { runConformance } from '@sessionkit/conformance';
+import { fileInitializer } from './helpers.js';
+
+runConformance(fileInitializer);

@@ -1,0 +1,235 @@
+// Benchmark of @sessionkit/postgres against the raw ceiling of the same SQL shape.
+// Not a test: prints figures. Needs a build (`pnpm --filter @sessionkit/postgres build`)
+// and PostgreSQL at $SESSIONKIT_TEST_POSTGRES_URL (default: the repository's .env.example).
+// Usage: pnpm --filter @sessionkit/postgres bench   [BENCH_SECONDS=3]
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { openPostgresStore } from '../dist/index.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const url =
+  process.env.SESSIONKIT_TEST_POSTGRES_URL ||
+  /^SESSIONKIT_TEST_POSTGRES_URL=(.*)$/m.exec(
+    readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'),
+  )?.[1] ||
+  'postgres://postgres@127.0.0.1:5432/test';
+
+const schema = `sk_bench_${process.pid}`;
+const listSchema = `sk_bench_list_${process.pid}`;
+const filler = (n, tag) => `${tag} `.padEnd(n, 'lorem ipsum dolor sit amet ');
+const turn = (i) => [
+  { role: 'user', content: filler(1000, `question ${i}`) },
+  { role: 'assistant', content: filler(1000, `answer ${i}`) },
+];
+const history = (n) => Array.from({ length: n / 2 }, (_, i) => turn(i)).flat();
+const gc = () => globalThis.gc?.();
+const fmt = (x) => x.toFixed(0).padStart(7);
+
+const admin = new pg.Pool({ connectionString: url, max: 2 });
+admin.on('error', () => {});
+
+// The adapter: an owned pool of 10 (pg's default).
+const store = await openPostgresStore(url, { schema });
+// The raw ceiling: the same tables, a pool of its own, one statement per turn.
+const raw = new pg.Pool({ connectionString: url, max: 10 });
+raw.on('error', () => {});
+const RAW_TURN = {
+  name: 'raw_turn',
+  text: `WITH s AS (
+  UPDATE "${schema}".sessions SET revision = revision + 1, message_count = message_count + 2,
+    updated_at = greatest(now(), updated_at + interval '1 millisecond')
+  WHERE id = $1 AND revision = $2
+  RETURNING id, message_count
+)
+INSERT INTO "${schema}".messages (session_id, seq, body)
+SELECT s.id, s.message_count - 2 + v.o, v.b FROM s, (VALUES (0, $3::text), (1, $4::text)) AS v(o, b)
+RETURNING 1`,
+};
+
+/** Runs `writers` loops for SECONDS after a short warm-up; returns turns per second. */
+async function measure(writers, step, seconds = SECONDS) {
+  const state = Array.from({ length: writers }, (_, w) => ({ w }));
+  const until = (deadline) =>
+    Promise.all(
+      state.map(async (s) => {
+        let n = 0;
+        while (performance.now() < deadline) {
+          await step(s);
+          n++;
+        }
+        return n;
+      }),
+    );
+  await until(performance.now() + 500); // warm-up: prepared statements, caches
+  gc();
+  const t0 = performance.now();
+  const counts = await until(t0 + seconds * 1000);
+  const elapsed = (performance.now() - t0) / 1000;
+  return counts.reduce((a, b) => a + b, 0) / elapsed;
+}
+
+/** Sessions and step functions of one configuration (history length × writers). */
+async function setupConfig(historyLength, writers) {
+  const tag = `h${historyLength}-w${writers}`;
+  const base = history(historyLength);
+  const ids = [];
+  for (let w = 0; w < writers; w++) {
+    const a = await store.create({ id: `a-${tag}-${w}`, messages: base });
+    const r = await store.create({ id: `r-${tag}-${w}`, messages: base });
+    const n = await store.create({ id: `n-${tag}-${w}`, messages: base });
+    ids.push({ a: a.id, r: r.id, n: n.id });
+  }
+  const revs = { a: ids.map(() => 1), r: ids.map(() => 1), n: ids.map(() => 1) };
+  const steps = {
+    adapter: async (s) => {
+      const res = await store.commit(ids[s.w].a, {
+        expectedRevision: revs.a[s.w],
+        append: turn(historyLength + revs.a[s.w]),
+      });
+      revs.a[s.w] = res.revision;
+    },
+    raw: async (s) => {
+      const [u, a] = turn(historyLength + revs.r[s.w]);
+      const r = await raw.query({
+        ...RAW_TURN,
+        values: [ids[s.w].r, revs.r[s.w], JSON.stringify(u), JSON.stringify(a)],
+      });
+      if (r.rowCount !== 2) throw new Error('raw turn lost its revision race');
+      revs.r[s.w]++;
+    },
+    // The same turn with its text under a key core's messageText does not read: the
+    // adapter then writes no search row, which isolates what search indexing costs.
+    noText: async (s) => {
+      const [u, a] = turn(historyLength + revs.n[s.w]);
+      const res = await store.commit(ids[s.w].n, {
+        expectedRevision: revs.n[s.w],
+        append: [
+          { role: u.role, body: u.content },
+          { role: a.role, body: a.content },
+        ],
+      });
+      revs.n[s.w] = res.revision;
+    },
+  };
+  return { historyLength, writers, steps, samples: { adapter: [], raw: [], noText: [] } };
+}
+
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+
+console.log(
+  `@sessionkit/postgres benchmark — median of ${ROUNDS} rounds of ${SECONDS}s per figure, every figure measured once per round (round-robin, CHECKPOINT before each); node ${process.version}, ${cpus().length} CPUs`,
+);
+const version = (await admin.query('SHOW server_version')).rows[0].server_version;
+console.log(
+  `PostgreSQL ${version}; a turn = user + assistant message of ~1 KB each, with expectedRevision`,
+);
+console.log(
+  'raw = one CTE statement on the same tables (revision check + 2 message rows; no search rows)\n',
+);
+const configs = [];
+for (const h of [10, 10_000]) for (const w of [1, 8]) configs.push(await setupConfig(h, w));
+await admin.query(`VACUUM ANALYZE "${schema}".sessions`);
+// A throw-away pass first: plan caches, PL/pgSQL compilation.
+for (const c of configs)
+  for (const step of Object.values(c.steps)) await measure(c.writers, step, 0.5);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const c of configs) {
+    for (const [name, step] of Object.entries(c.steps)) {
+      await admin.query('CHECKPOINT');
+      c.samples[name].push(await measure(c.writers, step));
+    }
+  }
+}
+console.log(
+  'turn commits/s        adapter      raw   adapter/raw   adapter, no search text (/raw)',
+);
+const results = {};
+for (const c of configs) {
+  const r = {
+    adapter: median(c.samples.adapter),
+    ceiling: median(c.samples.raw),
+    noText: median(c.samples.noText),
+  };
+  results[`${c.historyLength}/${c.writers}`] = r;
+  const w = c.writers;
+  console.log(
+    `history ${String(c.historyLength).padStart(6)}, ${w} writer${w > 1 ? 's' : ' '}  ${fmt(r.adapter)}  ${fmt(r.ceiling)}   ${((r.adapter / r.ceiling) * 100).toFixed(0).padStart(4)} %       ${fmt(r.noText)} (${((r.noText / r.ceiling) * 100).toFixed(0)} %)`,
+  );
+}
+for (const w of [1, 8]) {
+  const ratio = results[`10000/${w}`].adapter / results[`10/${w}`].adapter;
+  console.log(
+    `commit(10,000)/commit(10), ${w} writer${w > 1 ? 's' : ''}: ${ratio.toFixed(2)} (target ≥ 0.8)`,
+  );
+}
+for (const w of [1, 8]) {
+  const ratio = results[`10/${w}`].adapter / results[`10/${w}`].ceiling;
+  console.log(
+    `adapter/raw at history 10, ${w} writer${w > 1 ? 's' : ''}: ${(ratio * 100).toFixed(0)} % (target ≥ 70 %)`,
+  );
+}
+
+// Listing 20 of 10,000 sessions.
+const listStore = await openPostgresStore(url, { schema: listSchema });
+await admin.query(
+  `INSERT INTO "${listSchema}".sessions (id, title, folder, created_at, updated_at)
+   SELECT 's-' || lpad(g::text, 6, '0'), 'session number ' || g, 'f' || (g % 10), now(),
+          timestamptz '2024-01-01' + g * interval '1 second'
+   FROM generate_series(1, 10000) AS g`,
+);
+await admin.query(
+  `INSERT INTO "${listSchema}".search_rows (session_id, seq, text)
+   SELECT id, -1, lower(title) FROM "${listSchema}".sessions`,
+);
+await admin.query(`ANALYZE "${listSchema}".sessions`);
+await admin.query(`ANALYZE "${listSchema}".search_rows`);
+async function timeIt(n, fn) {
+  for (let i = 0; i < 5; i++) await fn();
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+console.log('');
+const newest = await timeIt(50, () => listStore.list({ limit: 20 }));
+const page = await listStore.list({ limit: 20 });
+const cursor = { updatedAt: page[19].updatedAt, id: page[19].id };
+const next = await timeIt(50, () => listStore.list({ limit: 20, startAfter: cursor }));
+const folder = await timeIt(50, () =>
+  listStore.list({ limit: 20, folder: 'f3', oldestFirst: true }),
+);
+const search = await timeIt(50, () => listStore.list({ limit: 20, query: 'number 777' }));
+console.log(`list 20 of 10,000 (newest):          ${newest.toFixed(2)} ms (median of 50)`);
+console.log(`list 20 of 10,000 (keyset page 2):   ${next.toFixed(2)} ms`);
+console.log(`list 20 of 10,000 (folder, oldest):  ${folder.toFixed(2)} ms`);
+console.log(`search "number 777" in 10,000:       ${search.toFixed(2)} ms`);
+await listStore.close();
+
+// Loading a 20 MB transcript.
+const chunk = 'x'.repeat(9_000);
+const big = Array.from({ length: 2_300 }, (_, i) => ({
+  role: i % 2 === 0 ? 'user' : 'assistant',
+  content: `${i}:${chunk}:é✓`,
+}));
+const bytes = JSON.stringify(big);
+await store.create({ id: 'big', messages: big });
+gc();
+const loadMs = await timeIt(9, () => store.load('big'));
+gc();
+const parseMs = await timeIt(9, async () => JSON.parse(bytes));
+console.log(
+  `\nload of a ${(Buffer.byteLength(bytes) / 1e6).toFixed(1)} MB transcript: ${loadMs.toFixed(1)} ms; JSON.parse of the same bytes: ${parseMs.toFixed(1)} ms (${(loadMs / parseMs).toFixed(1)}x)`,
+);
+
+await store.close();
+await raw.end();
+await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+await admin.query(`DROP SCHEMA "${listSchema}" CASCADE`);
+await admin.end();

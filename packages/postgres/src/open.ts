@@ -1,0 +1,88 @@
+import type { Message, Store, StoreAdapter } from '@sessionkit/core';
+import { assertKnownKeys, redactUrl } from '@sessionkit/core';
+import type { Pool, PoolConfig } from 'pg';
+import pg from 'pg';
+import { errors, wrapDriverError } from './errors.js';
+import { ownedStore, type PostgresStore } from './postgres-store.js';
+import { assertSchemaName } from './schema.js';
+
+/** Options of `openPostgresStore`. */
+export interface OpenPostgresStoreOptions {
+  /** The schema holding the tables (created and migrated on open). Default `"sessionkit"`. */
+  schema?: string | undefined;
+}
+
+/**
+ * Opens a store that owns its pool: a new `pg.Pool` from a connection string
+ * (`postgres://user:pass@host:5432/db`) or a `PoolConfig`, with the schema created and
+ * migrated before it resolves. `close()` ends the pool. Idle-client errors of the owned
+ * pool are absorbed (the pool discards the broken client), so a database restart never
+ * crashes the process; later calls reconnect.
+ *
+ * Throws `invalid_argument` (bad options, schema or connection URL), `unavailable` when
+ * PostgreSQL cannot be reached, `corrupt` when the migration fails with an unexpected
+ * SQLSTATE such as `42501` (no right to create the schema) — the pool is ended either way
+ * and the message never carries the password.
+ */
+export async function openPostgresStore<M = Message>(
+  connection: string | PoolConfig,
+  options: OpenPostgresStoreOptions = {},
+): Promise<PostgresStore<M>> {
+  assertKnownKeys(errors, options, ['schema'], 'openPostgresStore');
+  if (options.schema !== undefined) assertSchemaName(errors, options.schema);
+  let config: PoolConfig;
+  if (typeof connection === 'string') {
+    if (connection === '') throw errors.invalid('openPostgresStore: empty connection string');
+    config = { connectionString: connection };
+  } else if (typeof connection === 'object' && connection !== null) {
+    config = { ...connection };
+  } else {
+    throw errors.invalid('openPostgresStore: pass a connection string or a pg PoolConfig');
+  }
+  let pool: Pool;
+  try {
+    pool = new pg.Pool(config);
+  } catch {
+    // pg-connection-string errors may quote the string: never pass them on.
+    throw errors.invalid(
+      `openPostgresStore: cannot parse the connection (${typeof connection === 'string' ? redactUrl(connection) : 'PoolConfig'})`,
+    );
+  }
+  // An idle client whose connection drops emits 'error' on the pool; without a listener
+  // Node would crash. The pool has already removed that client: nothing else to do.
+  pool.on('error', () => {});
+  const store = ownedStore<M>(pool, options.schema);
+  try {
+    await store.migrate();
+  } catch (e) {
+    await store.close();
+    throw wrapDriverError(e, 'openPostgresStore');
+  }
+  return store;
+}
+
+/**
+ * Opens `postgres://` and `postgresql://` URLs for core's `openStore`. The schema comes
+ * from `?schema=NAME` (removed before the URL reaches pg) or `options.schema`, default
+ * `"sessionkit"`; every other part of the URL is passed to pg as is. The store owns its
+ * pool. Throws `invalid_argument` (bad schema, both given, unknown options),
+ * `unavailable`.
+ */
+export const storeAdapter: StoreAdapter = {
+  schemes: ['postgres', 'postgresql'],
+  async open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>> {
+    assertKnownKeys(errors, options, ['schema'], 'openStore(postgres:)');
+    const copy = new URL(url.href);
+    const fromUrl = copy.searchParams.get('schema');
+    copy.searchParams.delete('schema');
+    const fromOptions = options?.schema;
+    if (fromUrl !== null && fromOptions !== undefined && fromUrl !== fromOptions) {
+      throw errors.invalid(
+        'openStore(postgres:): give the schema in the URL or in options, not both',
+      );
+    }
+    const schema = fromUrl ?? (fromOptions as string | undefined);
+    if (schema !== undefined) assertSchemaName(errors, schema);
+    return openPostgresStore<Message>(copy.href, { schema });
+  },
+};

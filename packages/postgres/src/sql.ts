@@ -1,0 +1,61 @@
+import type { NormalizedListOptions } from '@sessionkit/core';
+
+/** A statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** The header columns of `sessions` every summary and session needs (never message bodies). */
+export function headerColumns(alias: string, s: string): string {
+  const a = alias;
+  return `${a}.id, ${a}.title, ${a}.folder, ${a}.parent_id, ${a}.created_at, ${a}.updated_at,
+  ${a}.model, ${a}.provider, ${a}.token_count, ${a}.cost_usd, ${a}.turn_count, ${a}.metadata,
+  ${a}.status, ${a}.branched_at_turn, ${a}.revision, ${a}.archived_at, ${a}.mode, ${a}.state,
+  ${a}.message_count,
+  ARRAY(SELECT c.id::text FROM ${s}.sessions AS c WHERE c.parent_id = ${a}.id ORDER BY c.id) AS children`;
+}
+
+/** `value` as a LIKE pattern matching it literally anywhere: `\`, `%` and `_` escaped. */
+export function containsPattern(value: string): string {
+  return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The statement `list` runs: filters, keyset cursor, search and paging over `sessions`
+ * and `search_rows` only — it never references the `messages` table. Exported for the
+ * EXPLAIN test. `s` is the quoted schema.
+ */
+export function buildListQuery(s: string, opts: NormalizedListOptions): Statement {
+  const values: unknown[] = [];
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length}`;
+  };
+  const where: string[] = [];
+  if (opts.folder !== undefined) where.push(`s.folder = ${param(opts.folder)}`);
+  if (opts.status !== undefined) where.push(`s.status = ${param(opts.status)}`);
+  if (opts.parentId !== undefined) where.push(`s.parent_id = ${param(opts.parentId)}`);
+  if (!opts.includeArchived) where.push('s.archived_at IS NULL');
+  if (opts.after !== undefined) where.push(`s.updated_at > ${param(new Date(opts.after))}`);
+  if (opts.startAfter !== undefined) {
+    const cmp = opts.oldestFirst ? '>' : '<';
+    where.push(
+      `(s.updated_at, s.id) ${cmp} (${param(new Date(opts.startAfter.updatedAt))}::timestamptz, ${param(opts.startAfter.id)}::text COLLATE "C")`,
+    );
+  }
+  if (opts.query !== undefined) {
+    // The query is lower-cased by core (JS toLowerCase), like the stored search text;
+    // U+FFFF is stored as U+FFFD (it marks overlap prefixes), so it is searched as such.
+    where.push(
+      `s.id IN (SELECT r.session_id FROM ${s}.search_rows AS r WHERE r.text LIKE ${param(containsPattern(opts.query.replaceAll('\uFFFF', '\uFFFD')))})`,
+    );
+  }
+  const dir = opts.oldestFirst ? 'ASC' : 'DESC';
+  const text = `SELECT ${headerColumns('s', s)}
+FROM ${s}.sessions AS s
+${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+ORDER BY s.updated_at ${dir}, s.id ${dir}
+LIMIT ${param(opts.limit)} OFFSET ${param(opts.offset)}`;
+  return { text, values };
+}

@@ -1,0 +1,447 @@
+// Regression tests from the review of the adapter (error mapping, crash safety, search cuts).
+import { isSessionKitError, searchTextOf } from '@sessionkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { driverErrorCode, errors, wrapDriverError } from '../src/errors.js';
+import { PostgresStore } from '../src/index.js';
+import { MIGRATIONS } from '../src/schema.js';
+import { postgresAvailable } from './env.js';
+import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+
+const available = postgresAvailable('the PostgreSQL review tests did not run');
+
+afterAll(async () => {
+  if (available) await endAdmin();
+});
+
+describe.runIf(available)('postgres › review: crash safety', () => {
+  it('a checked-out client terminated between statements of a transaction never crashes the process', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    const crashes: unknown[] = [];
+    const onUncaught = (e: unknown) => crashes.push(e);
+    // Vitest installs its own listener; ours records what would otherwise kill the process.
+    process.on('uncaughtException', onUncaught);
+    try {
+      await store.create({ id: 'p', messages: [{ role: 'user', content: 'a' }] });
+      // Every transaction's backend is terminated right after BEGIN, while the client is
+      // checked out and idle in the transaction (no query active to take the error).
+      const connect = pool.connect.bind(pool);
+      let sabotage = true;
+      (pool as { connect: unknown }).connect = async () => {
+        const client = await connect();
+        const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        (client as { query: unknown }).query = async (...args: unknown[]) => {
+          const out = await query(...args);
+          if (sabotage && args[0] === 'BEGIN') {
+            const r = (await query('SELECT pg_backend_pid() AS pid')) as {
+              rows: { pid: number }[];
+            };
+            await admin().query('SELECT pg_terminate_backend($1)', [r.rows[0]!.pid]);
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+          return out;
+        };
+        return client;
+      };
+      const e = await store.branch('p', 1).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isSessionKitError(e, 'unavailable')).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(crashes).toEqual([]);
+      sabotage = false;
+      expect((await store.branch('p', 1)).parentId).toBe('p');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+/** A fake driver error with a SQLSTATE (pg's DatabaseError has `code` and `severity`). */
+function pgError(code: string, message = `fake ${code}`): Error {
+  return Object.assign(new Error(message), { code, severity: 'ERROR' });
+}
+
+describe('postgres › review: error mapping', () => {
+  const cases: [string, Error, string][] = [
+    [
+      'connection refused (errno)',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      'unavailable',
+    ],
+    [
+      'socket reset',
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      'unavailable',
+    ],
+    [
+      'connection terminated (no code)',
+      new Error('Connection terminated unexpectedly'),
+      'unavailable',
+    ],
+    [
+      'pool connect timeout (no code)',
+      new Error('timeout exceeded when trying to connect'),
+      'unavailable',
+    ],
+    ['08006 connection failure', pgError('08006'), 'unavailable'],
+    ['57P01 admin shutdown', pgError('57P01'), 'unavailable'],
+    ['57014 statement timeout', pgError('57014'), 'unavailable'],
+    ['53300 too many connections', pgError('53300'), 'unavailable'],
+    ['53100 disk full', pgError('53100'), 'unavailable'],
+    ['58030 io error', pgError('58030'), 'unavailable'],
+    ['55P03 lock timeout', pgError('55P03'), 'unavailable'],
+    ['25P03 idle in transaction timeout', pgError('25P03'), 'unavailable'],
+    ['40P01 deadlock after retries', pgError('40P01'), 'unavailable'],
+    ['40001 serialization failure after retries', pgError('40001'), 'unavailable'],
+    ['22P05 untranslatable character', pgError('22P05'), 'invalid_argument'],
+    [
+      'connection string pg cannot parse',
+      Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }),
+      'invalid_argument',
+    ],
+    ['22021 bad encoding', pgError('22021'), 'invalid_argument'],
+    ['54000 program limit', pgError('54000'), 'too_large'],
+    ['42P01 missing table', pgError('42P01'), 'corrupt'],
+    ['42883 missing function', pgError('42883'), 'corrupt'],
+    ['3F000 missing schema', pgError('3F000'), 'corrupt'],
+    ['42703 missing column', pgError('42703'), 'corrupt'],
+    ['42501 permission denied', pgError('42501'), 'corrupt'],
+    ['XX000 internal error', pgError('XX000'), 'corrupt'],
+    ['23505 unexpected unique violation', pgError('23505'), 'corrupt'],
+  ];
+  for (const [name, e, code] of cases) {
+    it(`${name} → ${code}, cause kept, SQLSTATE named`, () => {
+      expect(driverErrorCode(e)).toBe(code);
+      const w = wrapDriverError(e, 'load', 'myschema');
+      expect(isSessionKitError(w, code as never)).toBe(true);
+      expect(w.cause).toBe(e);
+      expect(w.message).toMatch(/^\[sessionkit\/postgres\] /);
+      expect(w.message).toContain(e.message);
+      const state = (e as { code?: string }).code ?? '';
+      if (/^[0-9A-Z]{5}$/.test(state)) expect(w.message).toContain(state);
+      expect(w.retryable).toBe(code === 'unavailable');
+    });
+  }
+
+  it('a missing object names the schema and what to do', () => {
+    const w = wrapDriverError(
+      pgError('42P01', 'relation "myschema.sessions" does not exist'),
+      'load',
+      'myschema',
+    );
+    expect(w.message).toContain('schema "myschema" is missing');
+    expect(w.message).toContain('dropped');
+  });
+
+  it('a SessionKitError passes through unchanged', () => {
+    const e = errors.notFound('x');
+    expect(wrapDriverError(e, 'load')).toBe(e);
+  });
+});
+
+describe.runIf(available)('postgres › review: schema dropped under an open store', () => {
+  it('every call fails with a clear corrupt error naming the missing schema, never unavailable', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    try {
+      await store.create({ id: 'a', messages: [{ role: 'user', content: 'hi' }] });
+      await store.load('a');
+      await store.commit('a', { append: [{ role: 'assistant', content: 'yo' }] });
+      await dropSchema(schema);
+      const calls: [string, () => Promise<unknown>][] = [
+        ['load', () => store.load('a')],
+        ['loadMessages', () => store.loadMessages('a')],
+        ['commit', () => store.commit('a', { append: [{ role: 'user', content: 'x' }] })],
+        ['list', () => store.list()],
+        ['delete', () => store.delete('a')],
+      ];
+      for (const [name, call] of calls) {
+        const e = await call().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(isSessionKitError(e, 'corrupt'), name).toBe(true);
+        const message = (e as Error).message;
+        expect(message).toContain(`schema "${schema}" is missing`);
+        expect(message).toMatch(/42P01|42883|3F000/);
+        expect((e as Error).cause).toBeDefined();
+      }
+      // A new store on the same pool recreates the schema.
+      const again = await PostgresStore.fromPool(pool, { schema });
+      expect(await again.list()).toEqual([]);
+    } finally {
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: lock ordering', () => {
+  it('a merge into a parent that is being deleted never deadlocks with the promotion', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    const blocker = await admin().connect();
+    try {
+      await store.create({ id: 'p', messages: [{ role: 'user', content: 'a' }] });
+      const child = await store.branch('p', 1);
+      await store.commit(child.id, { append: [{ role: 'assistant', content: 'b' }] });
+      // Hold a share lock on the child: the delete of the parent locks the parent and then
+      // waits to re-parent the child.
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM "${schema}".sessions WHERE id = $1 FOR SHARE`, [child.id]);
+      const waiting = async (pattern: string) => {
+        for (let i = 0; i < 500; i++) {
+          const r = await admin().query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+            [pattern],
+          );
+          if (r.rowCount) return;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        throw new Error(`no backend waiting on ${pattern}`);
+      };
+      const deleting = store.delete('p').then(
+        () => 'deleted',
+        (e: unknown) => e,
+      );
+      await waiting(`%"${schema}".sk_delete%`);
+      const merging = store.merge(child.id).then(
+        (s) => s.id,
+        (e: unknown) => e,
+      );
+      // The merge is now waiting for the parent (held by the delete).
+      await waiting(`%"${schema}".sessions WHERE id = $1 FOR UPDATE%`);
+      await blocker.query('COMMIT');
+      const [d, m] = await Promise.all([deleting, merging]);
+      expect(d).toBe('deleted');
+      // The parent is gone and the child promoted to a root: nothing to merge into.
+      expect(isSessionKitError(m, 'invalid_argument')).toBe(true);
+      expect((await store.load(child.id)).parentId).toBeUndefined();
+      expect(store.stats.txRetries).toBe(0);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: delete promotion races', () => {
+  it('deleting a session and its parent at once never leaves a grandchild pointing at a deleted session', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    const blocker = await admin().connect();
+    try {
+      await store.create({ id: 'p', messages: [] });
+      await store.create({ id: 'c', parentId: 'p', messages: [] });
+      await store.create({ id: 'g', parentId: 'c', messages: [] });
+      // Hold the grandchild so delete('c') stops just before re-parenting it.
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM "${schema}".sessions WHERE id = 'g' FOR SHARE`);
+      const waiters = async (n: number) => {
+        for (let i = 0; i < 500; i++) {
+          const r = await admin().query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+            [`%"${schema}".sk_delete%`],
+          );
+          if ((r.rowCount ?? 0) >= n) return;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        throw new Error(`fewer than ${n} deletes waiting`);
+      };
+      const deleteChild = store.delete('c');
+      await waiters(1);
+      const deleteParent = store.delete('p');
+      await waiters(2);
+      await blocker.query('COMMIT');
+      await Promise.all([deleteChild, deleteParent]);
+      const g = await store.load('g');
+      expect(g.parentId).toBeUndefined();
+      const rows = await admin().query(
+        `SELECT id FROM "${schema}".sessions AS s WHERE parent_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM "${schema}".sessions AS p WHERE p.id = s.parent_id)`,
+      );
+      expect(rows.rows).toEqual([]);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: migration 2', () => {
+  it('a schema at version 1 with data is upgraded in place on open', async () => {
+    const schema = freshSchema();
+    const s = `"${schema}"`;
+    const c = await admin().connect();
+    try {
+      await c.query(`CREATE SCHEMA ${s}`);
+      await c.query(
+        `CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      await c.query(MIGRATIONS[0]!.sql(s));
+      await c.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES (1, 'initial')`);
+      await c.query(
+        `INSERT INTO ${s}.sessions (id, created_at, updated_at) VALUES ('old', now(), now())`,
+      );
+    } finally {
+      c.release();
+    }
+    const pool = newPool();
+    try {
+      const store = await PostgresStore.fromPool(pool, { schema });
+      const versions = await admin().query(
+        `SELECT version FROM ${s}.schema_migrations ORDER BY version`,
+      );
+      expect(versions.rows.map((r: { version: number }) => r.version)).toEqual(
+        MIGRATIONS.map((m) => m.version),
+      );
+      const def = await admin().query(`SELECT pg_get_functiondef(to_regprocedure($1)) AS d`, [
+        `${s}.sk_delete(text)`,
+      ]);
+      expect(def.rows[0].d).toContain('FOR KEY SHARE');
+      expect((await store.load('old')).id).toBe('old');
+      await store.create({ id: 'kid', parentId: 'old' });
+      await store.delete('old');
+      expect((await store.load('kid')).parentId).toBeUndefined();
+      await store.close();
+    } finally {
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: search across a row cut', () => {
+  it('a query straddling the cut between two search rows of one commit is found, like searchTextOf', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    try {
+      // Over 64 KB in one commit: the second message starts a new search row.
+      const before = `${'x'.repeat(65_000)} ${'a'.repeat(1100)}needle`;
+      const after = `haystack${'b'.repeat(600)} ${'y'.repeat(100)}`;
+      await store.create({ id: 's', messages: [] });
+      await store.commit('s', {
+        append: [
+          { role: 'user', content: before },
+          { role: 'assistant', content: after },
+        ],
+      });
+      const rows = await admin().query(`SELECT seq FROM "${schema}".search_rows ORDER BY seq`);
+      expect(rows.rows.length).toBe(2);
+      const queries = [
+        'needle\nhaystack',
+        // The longest query core accepts, mostly before the cut.
+        `${'a'.repeat(600)}needle\nhaystack${'b'.repeat(1024 - 600 - 15)}`,
+        `${'a'.repeat(1024 - 15)}needle\nhaystack`.slice(-1024),
+      ];
+      for (const query of queries) {
+        expect(query.length).toBeLessThanOrEqual(1024);
+        const text = searchTextOf([{ content: before }, { content: after }]);
+        expect(text.includes(query.toLowerCase())).toBe(true);
+        expect((await store.list({ query })).map((x) => x.id)).toEqual(['s']);
+      }
+      expect((await store.list({ query: 'needle\nnope' })).length).toBe(0);
+      // The overlap is derived data the repair pass understands.
+      expect((await store.repair()).indexEntriesFixed).toBe(0);
+    } finally {
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: enforceMax races', () => {
+  it('a root that a commit makes the newest while enforceMax waits for its lock is kept', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    const blocker = await admin().connect();
+    try {
+      await store.create({ id: 'a', messages: [] });
+      await store.create({ id: 'b', messages: [] });
+      await store.commit('b', { append: [{ role: 'user', content: 'newer' }] });
+      // A turn on 'a' in flight: its row is locked and it becomes the newest on commit.
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `UPDATE "${schema}".sessions SET updated_at = now() + interval '1 hour', revision = revision + 1 WHERE id = 'a'`,
+      );
+      const pruning = store.enforceMax(1);
+      for (let i = 0; ; i++) {
+        const r = await admin().query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+          [`%"${schema}".sk_enforce_max%`],
+        );
+        if (r.rowCount) break;
+        if (i > 500) throw new Error('enforceMax never waited');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await blocker.query('COMMIT');
+      expect(await pruning).toBe(0);
+      expect((await store.load('a')).revision).toBe(2);
+      // The next pass removes the root that is now the oldest.
+      expect(await store.enforceMax(1)).toBe(1);
+      expect((await store.list()).map((x) => x.id)).toEqual(['a']);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: millisecond timestamps', () => {
+  it('every timestamp column keeps milliseconds only, so keyset cursors compare what callers see', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    try {
+      const cols = await admin().query<{ table_name: string; column_name: string; p: number }>(
+        `SELECT table_name, column_name, datetime_precision AS p FROM information_schema.columns
+         WHERE table_schema = $1 AND data_type = 'timestamp with time zone'
+           AND table_name <> 'schema_migrations'`,
+        [schema],
+      );
+      expect(cols.rows.length).toBeGreaterThan(0);
+      for (const c of cols.rows) expect(`${c.table_name}.${c.column_name}:${c.p}`).toMatch(/:3$/);
+      // Even a microsecond value written behind the store comes back as whole milliseconds,
+      // and a keyset page after it starts exactly after it.
+      await store.create({ id: 'a' });
+      await store.create({ id: 'b' });
+      await admin().query(
+        `UPDATE "${schema}".sessions SET updated_at = '2026-01-01 00:00:00.123456+00' WHERE id = 'a'`,
+      );
+      const [first] = await store.list({ limit: 1, oldestFirst: true });
+      expect(first!.id).toBe('a');
+      expect(first!.updatedAt.toISOString()).toBe('2026-01-01T00:00:00.123Z');
+      const next = await store.list({
+        oldestFirst: true,
+        startAfter: { updatedAt: first!.updatedAt, id: first!.id },
+      });
+      expect(next.map((x) => x.id)).toEqual(['b']);
+    } finally {
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
