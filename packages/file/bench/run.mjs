@@ -19,57 +19,101 @@ const message = (role, i) => ({ role, content: `${i} ${KB}` });
 const fmt = (n, d = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
-async function rawCeiling(n) {
-  const path = join(root, 'raw.bin');
-  const handle = await fsp.open(path, 'a', 0o600);
-  const buf = Buffer.alloc(2048, 120);
+// The four commit measures run interleaved, in ROUNDS chunks each (raw, locked, history
+// 10, history 10,000, raw, …), so a burst of load from another tenant of this shared
+// machine hits all of them alike; figures are medians over the rounds, and each ratio is
+// the median of the per-round ratios.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+async function rate(n, step) {
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    await handle.write(buf);
-    await handle.datasync();
-  }
-  const ms = performance.now() - t0;
-  await handle.close();
-  return (n * 1000) / ms;
+  for (let i = 0; i < n; i++) await step(i);
+  return (n * 1000) / (performance.now() - t0);
+}
+
+async function rawAppender() {
+  const handle = await fsp.open(join(root, 'raw.bin'), 'a', 0o600);
+  const buf = Buffer.alloc(2048, 120);
+  return {
+    step: async () => {
+      await handle.write(buf);
+      await handle.datasync();
+    },
+    close: () => handle.close(),
+  };
 }
 
 // The same append + fdatasync inside core's cross-process lock file (what every commit
 // needs for multi-process safety): the ceiling any lock-file-based commit can reach.
-async function lockedCeiling(n) {
-  const path = join(root, 'raw-locked.bin');
-  const handle = await fsp.open(path, 'a', 0o600);
+async function lockedAppender() {
+  const handle = await fsp.open(join(root, 'raw-locked.bin'), 'a', 0o600);
   const buf = Buffer.alloc(2048, 120);
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    await withFileLock(join(root, 'raw.lock'), async () => {
-      await handle.write(buf);
-      await handle.datasync();
-    });
-  }
-  const ms = performance.now() - t0;
-  await handle.close();
-  return (n * 1000) / ms;
+  const lock = join(root, 'raw.lock');
+  return {
+    step: () =>
+      withFileLock(lock, async () => {
+        await handle.write(buf);
+        await handle.datasync();
+      }),
+    close: () => handle.close(),
+  };
 }
 
-async function commitRate(history, n) {
-  const dir = join(root, `commit-${history}`);
-  const store = new FileStore({ dir });
+async function committer(history) {
+  const store = new FileStore({ dir: join(root, `commit-${history}`) });
   const messages = Array.from({ length: history }, (_, i) =>
     message(i % 2 ? 'assistant' : 'user', i),
   );
   await store.create({ id: 's', messages });
   await store.commit('s', { append: [message('user', -1)] }); // warm up
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    await store.commit('s', {
-      append: [message('user', i), message('assistant', i)],
-      increment: { turnCount: 1 },
-    });
+  return {
+    step: (i) =>
+      store.commit('s', {
+        append: [message('user', i), message('assistant', i)],
+        increment: { turnCount: 1 },
+      }),
+    finalMessages: async () => (await store.list({ limit: 1 }))[0].messageCount,
+    close: () => store.close(),
+  };
+}
+
+async function commitRates() {
+  const runners = {
+    raw: await rawAppender(),
+    locked: await lockedAppender(),
+    short: await committer(10),
+    long: await committer(10_000),
+  };
+  const chunk = Math.max(1, Math.floor(COMMITS / ROUNDS));
+  const rates = { raw: [], locked: [], short: [], long: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [name, runner] of Object.entries(runners)) {
+      rates[name].push(await rate(chunk, runner.step));
+    }
   }
-  const ms = performance.now() - t0;
-  const count = (await store.list({ limit: 1 }))[0].messageCount;
-  await store.close();
-  return { opsPerSec: (n * 1000) / ms, finalMessages: count };
+  const out = {
+    chunk,
+    shortFinal: await runners.short.finalMessages(),
+    longFinal: await runners.long.finalMessages(),
+  };
+  for (const runner of Object.values(runners)) await runner.close();
+  const perRound = (a, b) => median(rates[a].map((x, i) => x / rates[b][i]));
+  return {
+    ...out,
+    raw: median(rates.raw),
+    locked: median(rates.locked),
+    short: median(rates.short),
+    long: median(rates.long),
+    longOverShort: perRound('long', 'short'),
+    shortOverRaw: perRound('short', 'raw'),
+    longOverRaw: perRound('long', 'raw'),
+    shortOverLocked: perRound('short', 'locked'),
+  };
 }
 
 async function listing(perSession) {
@@ -98,10 +142,13 @@ async function listing(perSession) {
   const c0 = performance.now();
   const first = await cold.list({ limit: 20 });
   const coldMs = performance.now() - c0;
-  const reps = 50;
-  const w0 = performance.now();
-  for (let i = 0; i < reps; i++) await cold.list({ limit: 20 });
-  const warmMs = (performance.now() - w0) / reps;
+  const warm = [];
+  for (let i = 0; i < 200; i++) {
+    const w0 = performance.now();
+    await cold.list({ limit: 20 });
+    warm.push(performance.now() - w0);
+  }
+  const warmMs = median(warm);
   const readsBefore = cold.stats.transcriptReads;
   const f0 = performance.now();
   await cold.list({ limit: 20, folder: 'f3', oldestFirst: true });
@@ -116,34 +163,29 @@ try {
   console.log(
     `@sessionkit/file benchmark — node ${process.version}, ${process.platform}, temp dir ${tmpdir()}`,
   );
-  console.log(`commits per run: ${COMMITS}; sessions for listing: ${SESSIONS}\n`);
-  const raw = await rawCeiling(COMMITS);
-  const locked = await lockedCeiling(COMMITS);
-  const short = await commitRate(10, COMMITS);
-  const long = await commitRate(10_000, COMMITS);
-  console.log('turn commit (append user + assistant, ~1 KB each, fsync per commit):');
-  console.log(`  raw ceiling: 2 KB append + fdatasync   ${fmt(raw)} ops/s`);
+  console.log(`commits per measure: ${COMMITS}; sessions for listing: ${SESSIONS}\n`);
+  const c = await commitRates();
   console.log(
-    `  same inside core withFileLock           ${fmt(locked)} ops/s  (ceiling for any locked commit)`,
+    `turn commit (append user + assistant, ~1 KB each, fsync per commit), ${ROUNDS} interleaved rounds of ${c.chunk}, medians:`,
+  );
+  console.log(`  raw ceiling: 2 KB append + fdatasync   ${fmt(c.raw)} ops/s`);
+  console.log(
+    `  same inside core withFileLock           ${fmt(c.locked)} ops/s  (ceiling for any locked commit)`,
   );
   console.log(
-    `  commit at history 10                    ${fmt(short.opsPerSec)} ops/s  (history ${short.finalMessages} at the end)`,
+    `  commit at history 10                    ${fmt(c.short)} ops/s  (history ${c.shortFinal} at the end)`,
   );
   console.log(
-    `  commit at history 10,000                ${fmt(long.opsPerSec)} ops/s  (history ${long.finalMessages} at the end)`,
+    `  commit at history 10,000                ${fmt(c.long)} ops/s  (history ${c.longFinal} at the end)`,
   );
   console.log(
-    `  ratio commit(10,000) / commit(10)       ${fmt(long.opsPerSec / short.opsPerSec, 2)}  (target >= 0.8)`,
+    `  ratio commit(10,000) / commit(10)       ${fmt(c.longOverShort, 2)}  (target >= 0.8)`,
   );
   console.log(
-    `  ratio adapter(10) / raw                 ${fmt((100 * short.opsPerSec) / raw, 1)} %  (target >= 50 %)`,
+    `  ratio adapter(10) / raw                 ${fmt(100 * c.shortOverRaw, 1)} %  (target >= 50 %)`,
   );
-  console.log(
-    `  ratio adapter(10,000) / raw             ${fmt((100 * long.opsPerSec) / raw, 1)} %`,
-  );
-  console.log(
-    `  ratio adapter(10) / locked ceiling      ${fmt((100 * short.opsPerSec) / locked, 1)} %\n`,
-  );
+  console.log(`  ratio adapter(10,000) / raw             ${fmt(100 * c.longOverRaw, 1)} %`);
+  console.log(`  ratio adapter(10) / locked ceiling      ${fmt(100 * c.shortOverLocked, 1)} %\n`);
   const empty = await listing(0);
   const full = await listing(1000);
   console.log(`list 20 of ${fmt(SESSIONS)} sessions (newest first):`);
