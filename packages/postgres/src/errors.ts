@@ -15,6 +15,9 @@ export function isRetryableTxError(e: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+/** The SQLSTATE class: its first two characters. */
+const classOf = (code: string) => code.slice(0, 2);
+
 /** The SQLSTATE of a server error (five characters), or `''` for any other error. */
 export function sqlState(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
@@ -34,8 +37,10 @@ const MISSING_OBJECT = new Set(['42P01', '42883', '3F000', '42703']);
  *   (idle-in-transaction timeout), and deadlocks/serialization
  *   failures (40P01/40001) still failing after the adapter's own retries — the
  *   transaction was rolled back, nothing was written, the same call may run again;
- * - `invalid_argument`: data exceptions (class 22, a value PostgreSQL cannot store) and a
- *   connection string pg cannot parse (`ERR_INVALID_URL`);
+ * - `invalid_argument`: data exceptions (class 22, a value PostgreSQL cannot store), a
+ *   connection string pg cannot parse (`ERR_INVALID_URL`), and connection settings the
+ *   server refuses: bad credentials or an unknown role (class 28) and a database that
+ *   does not exist (3D000) — retrying cannot help, the configuration must change;
  * - `too_large`: program limits (class 54, e.g. a value over PostgreSQL's 1 GB field limit);
  * - `corrupt`: a missing table, function, column or schema (42P01, 42883, 42703, 3F000:
  *   the schema was dropped or altered behind the store — retrying cannot help), and any
@@ -52,7 +57,7 @@ export function driverErrorCode(e: unknown): ErrorCode {
   if (code === '55P03' || code === '25P03') return 'unavailable';
   const cls = code.slice(0, 2);
   if (cls === '08' || cls === '57' || cls === '53' || cls === '58') return 'unavailable';
-  if (cls === '22') return 'invalid_argument';
+  if (cls === '22' || cls === '28' || code === '3D000') return 'invalid_argument';
   if (cls === '54') return 'too_large';
   return 'corrupt';
 }
@@ -86,6 +91,13 @@ export function wrapDriverError(e: unknown, doing: string, schema?: string): Ses
     return errors.make(
       'invalid_argument',
       `${doing}: the connection string is not a valid URL (${message})`,
+      { cause: e },
+    );
+  }
+  if (classOf(code) === '28' || code === '3D000') {
+    return errors.make(
+      'invalid_argument',
+      `${doing}: PostgreSQL refused the connection settings (${state}${message}) — check the user, password and database name`,
       { cause: e },
     );
   }

@@ -100,9 +100,20 @@ interface HeaderRow {
   children: string[];
 }
 
-/** A Date from a driver value or from a row_to_json timestamp string. */
+// A row_to_json timestamp: ISO 8601 in the session's TimeZone, whose offset may carry
+// seconds (`+00:19:32` for Amsterdam before 1937), which `Date` cannot parse.
+const JSON_TIMESTAMP =
+  /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)(?:Z|([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)$/;
+
+/** A Date from a driver value or from a row_to_json timestamp string, in any TimeZone. */
 function toDate(v: Date | string): Date {
-  return v instanceof Date ? v : new Date(v);
+  if (v instanceof Date) return v;
+  const m = JSON_TIMESTAMP.exec(v);
+  if (!m) return new Date(v);
+  const utc = Date.parse(`${m[1]}Z`);
+  if (m[2] === undefined) return new Date(utc);
+  const offsetMs = (Number(m[3]) * 3600 + Number(m[4] ?? 0) * 60 + Number(m[5] ?? 0)) * 1000;
+  return new Date(m[2] === '+' ? utc - offsetMs : utc + offsetMs);
 }
 
 interface CommitRow {
@@ -286,8 +297,9 @@ export class PostgresStore<M = Message> implements FullStore<M> {
 
   /**
    * A store borrowing `pool`, with the schema created and migrated before it resolves.
-   * Throws `invalid_argument` (bad schema), `unavailable` (PostgreSQL unreachable or
-   * the migration failed).
+   * Throws `invalid_argument` (bad schema, refused credentials or database),
+   * `unavailable` (PostgreSQL unreachable or not serving), `corrupt` (the migration failed
+   * otherwise, e.g. `42501` permission denied: the message names the SQLSTATE).
    */
   static async fromPool<M = Message>(
     pool: Pool,
@@ -301,7 +313,8 @@ export class PostgresStore<M = Message> implements FullStore<M> {
 
   /**
    * Creates the schema and applies pending migrations now (otherwise the first call
-   * does). Safe to call from many processes at once. Throws `unavailable`, `closed`.
+   * does). Safe to call from many processes at once. Throws `unavailable`, `corrupt`
+   * (e.g. permission denied), `closed`.
    */
   async migrate(): Promise<void> {
     this.#assertOpen();

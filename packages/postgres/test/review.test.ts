@@ -1,10 +1,11 @@
 // Regression tests from the review of the adapter (error mapping, crash safety, search cuts).
 import { isSessionKitError, searchTextOf } from '@sessionkit/core';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { driverErrorCode, errors, wrapDriverError } from '../src/errors.js';
 import { PostgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/schema.js';
-import { postgresAvailable } from './env.js';
+import { POSTGRES_URL, postgresAvailable } from './env.js';
 import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
 
 const available = postgresAvailable('the PostgreSQL review tests did not run');
@@ -107,6 +108,9 @@ describe('postgres › review: error mapping', () => {
     ],
     ['22021 bad encoding', pgError('22021'), 'invalid_argument'],
     ['54000 program limit', pgError('54000'), 'too_large'],
+    ['28P01 wrong password', pgError('28P01'), 'invalid_argument'],
+    ['28000 unknown role', pgError('28000'), 'invalid_argument'],
+    ['3D000 missing database', pgError('3D000'), 'invalid_argument'],
     ['42P01 missing table', pgError('42P01'), 'corrupt'],
     ['42883 missing function', pgError('42883'), 'corrupt'],
     ['3F000 missing schema', pgError('3F000'), 'corrupt'],
@@ -402,6 +406,72 @@ describe.runIf(available)('postgres › review: enforceMax races', () => {
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       blocker.release();
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
+
+describe.runIf(available)('postgres › review: session TimeZone', () => {
+  it('load returns exact dates whatever the connection TimeZone, even offsets with seconds', async () => {
+    const schema = freshSchema();
+    const store = await PostgresStore.fromPool(newPool(), { schema });
+    await store.create({ id: 'tz', messages: [] });
+    await store.close();
+    for (const zone of ['Europe/Amsterdam', 'Asia/Kolkata', 'America/St_Johns', 'UTC']) {
+      const pool = new pg.Pool({ connectionString: POSTGRES_URL, options: `-c TimeZone=${zone}` });
+      const zoned = await PostgresStore.fromPool(pool, { schema });
+      try {
+        // 1935 Amsterdam was UTC+00:19:32; 1900 Kolkata UTC+05:53:28.
+        for (const iso of [
+          '1935-06-01T12:34:56.789Z',
+          '1900-01-01T00:00:00.001Z',
+          '2024-02-29T23:59:59.999Z',
+        ]) {
+          const id = `tz-${zone.replace(/\W/g, '-')}-${iso.slice(0, 4)}`;
+          const at = new Date(iso);
+          await zoned.create({ id, messages: [], createdAt: at, updatedAt: at });
+          const loaded = await zoned.load(id);
+          expect(loaded.createdAt.toISOString(), `${zone} ${iso}`).toBe(iso);
+          expect(loaded.updatedAt.toISOString(), `${zone} ${iso}`).toBe(iso);
+        }
+      } finally {
+        await zoned.close();
+        await pool.end();
+      }
+    }
+    await dropSchema(schema);
+  });
+});
+
+describe.runIf(available)('postgres › review: enforceMax locks only its victims', () => {
+  it('a retention pass left open in a transaction does not block commits to the roots it keeps', async () => {
+    const schema = freshSchema();
+    const pool = newPool();
+    const store = await PostgresStore.fromPool(pool, { schema });
+    const pass = await admin().connect();
+    const writer = await admin().connect();
+    try {
+      await store.create({ id: 'old', messages: [] });
+      await store.create({ id: 'kept', messages: [] });
+      await store.commit('kept', { append: [{ role: 'user', content: 'newer' }] });
+      await pass.query('BEGIN');
+      const r = await pass.query(`SELECT "${schema}".sk_enforce_max(1) AS n`);
+      expect(r.rows[0].n).toBe(1);
+      // The pass still holds its locks: an update of the kept root must not wait for them.
+      await writer.query(`SET lock_timeout = '2s'`);
+      const u = await writer
+        .query(`UPDATE "${schema}".sessions SET title = 'touched' WHERE id = 'kept'`)
+        .catch((e: unknown) => e);
+      expect(u instanceof Error ? (u as { code?: string }).code : 'ok').toBe('ok');
+      await pass.query('COMMIT');
+      expect((await store.list()).map((x) => [x.id, x.title])).toEqual([['kept', 'touched']]);
+    } finally {
+      await pass.query('ROLLBACK').catch(() => {});
+      pass.release();
+      await writer.query('RESET lock_timeout').catch(() => {});
+      writer.release();
       await store.close();
       await pool.end();
       await dropSchema(schema);

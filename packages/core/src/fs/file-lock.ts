@@ -55,9 +55,6 @@ const DEFAULT_RETRY_MS = 20;
 // A breaker file (`<lockPath>.break`) is held for microseconds; one older than this was left
 // by a breaker that crashed or stalled, and may be removed.
 const BREAKER_STALE_MS = 5_000;
-// The holder writes its info in the same synchronous step that creates the lock file, so
-// an empty lock file older than this was left by a holder killed in between.
-const EMPTY_LOCK_STALE_MS = 2_000;
 
 interface Waiter {
   resolve: () => void;
@@ -115,8 +112,9 @@ async function createExclusive(path: string): Promise<fsp.FileHandle | undefined
  * one synchronous step, returning the descriptor, or `undefined` when the file exists.
  * Synchronous calls here are deliberate: these are two tiny local metadata operations on
  * every commit of the file store, and a thread-pool round trip for each costs more than
- * the calls themselves; nothing else can run between the create and the write, so a
- * lock file is only ever empty when its holder was killed in between.
+ * the calls themselves. An empty lock file (a holder killed between the two calls, or a
+ * network file system that has not shown another host the content yet) is judged by its
+ * mtime alone, like any lock whose holder cannot be identified.
  */
 function createLockFileSync(path: string, content: string): number | undefined {
   let fd: number;
@@ -129,11 +127,19 @@ function createLockFileSync(path: string, content: string): number | undefined {
   try {
     writeSync(fd, content);
   } catch (e) {
+    // Remove the file only while it is still ours: had we stalled past staleMs it may
+    // have been broken and re-created by a new holder.
+    try {
+      const mine = fstatSync(fd);
+      const now = statSync(path);
+      if (now.ino === mine.ino && now.dev === mine.dev) unlinkSync(path);
+    } catch {
+      // gone already; if ours stays it is empty or partial and goes stale
+    }
     try {
       closeSync(fd);
-      unlinkSync(path);
     } catch {
-      // ours, just created; if it stays it is empty or partial and goes stale
+      // nothing held
     }
     throw e;
   }
@@ -149,15 +155,16 @@ function createLockFileSync(path: string, content: string): number | undefined {
  * The lock is the file `lockPath`, created with `O_CREAT | O_EXCL` and mode `0600`,
  * holding JSON `{pid, hostname, pidNamespace, acquiredAt, token}`. While `fn` runs its
  * mtime is refreshed every `staleMs / 3`. A lock file left behind is stale when its mtime
- * is older than `staleMs`, when it is empty and older than 2 s (its holder was killed
- * between creating and writing it, which happen in one synchronous step), or when its
- * holder's pid is not alive — judged only when the lock names this host and this pid
- * namespace (Linux), otherwise by the mtime alone.
+ * is older than `staleMs`, or when its holder's pid is not alive — judged only when the
+ * lock names this host and this pid namespace (Linux), otherwise (an empty file, another
+ * host, another namespace) by the mtime alone.
  * Breaking a stale lock happens under a second, short-lived lock `<lockPath>.break`
  * (`O_EXCL`): its holder re-reads the lock and unlinks it only if it is still the very
  * file judged stale (same content, inode and mtime), so one stale lock is broken once and
  * a fresh lock is never removed. Release unlinks `lockPath` only while it is still this
- * holder's file (same inode, kept alive by the holder's open descriptor). No lock file is
+ * holder's file (same inode, kept alive by the holder's open descriptor; on a network
+ * file system another host's unlink can free that inode, so there a holder stalled past
+ * `staleMs` keeps a small risk of removing its successor's lock). No lock file is
  * ever moved. Taking and releasing an uncontended lock costs a handful of synchronous
  * system calls on the lock file (no thread-pool round trips): it sits on every commit.
  *
@@ -276,7 +283,11 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
       lockPath,
       JSON.stringify({ ...info, acquiredAt: new Date().toISOString() }),
     );
-    if (fd !== undefined) return holdLock(lockPath, fd, o);
+    if (fd !== undefined) {
+      const held = holdLock(lockPath, fd, o);
+      if (held) return held;
+      continue;
+    }
 
     const seen = await inspect(lockPath);
     // After breaking a stale lock, try to create ours again right away.
@@ -295,11 +306,16 @@ async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLoc
   }
 }
 
-function holdLock(lockPath: string, fd: number, o: AcquireOptions): HeldLock {
+function holdLock(lockPath: string, fd: number, o: AcquireOptions): HeldLock | undefined {
   // While we keep the descriptor open the inode cannot be reused, so "the file at
   // lockPath has our inode" means "it is still our lock" (a broken and re-created lock
   // is a new inode).
   const own = fstatSync(fd);
+  if (own.nlink === 0) {
+    // Broken (judged stale) between our create and now: not ours any more; try again.
+    closeSync(fd);
+    return undefined;
+  }
   // Refresh through our own descriptor: if the file was broken and replaced meanwhile, we
   // touch the orphaned inode, never the new holder's file.
   let refreshing: Promise<void> | undefined;
@@ -435,7 +451,6 @@ function isPidAlive(pid: number): boolean {
 function isStale(seen: SeenLock, staleMs: number): boolean {
   const age = Date.now() - seen.mtimeMs;
   if (age > staleMs) return true;
-  if (seen.content === '' && age > Math.min(staleMs, EMPTY_LOCK_STALE_MS)) return true;
   const info = seen.info;
   if (!info || info.hostname !== ownHostname()) return false;
   // A container sharing our hostname (or a lock of an older version, without the field) may
