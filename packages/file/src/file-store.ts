@@ -10,11 +10,13 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   readSync,
   type Stats,
   statSync,
   writeSync,
 } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type {
@@ -198,6 +200,12 @@ interface Loaded {
 interface IndexState {
   ino: number;
   size: number;
+  /**
+   * The file's first frame head (`HEAD_BYTES`), once read. Every rewritten index begins
+   * with a random `gen` record, so a new file that got the inode number of the one read
+   * before (file systems reuse them) is told apart by this, not by inode and size.
+   */
+  first: Buffer | undefined;
   entries: Map<string, IndexEntryJson>;
   /** Listable views of `entries`, built once per entry. */
   listable: Map<string, ListableEntry & { entry: IndexEntryJson }>;
@@ -232,6 +240,19 @@ function closeQuietly(fd: number): void {
   } catch {
     // nothing held any more
   }
+}
+
+let ownPidNamespace: string | undefined | null = null;
+/** This process's pid namespace (`/proc/self/ns/pid`), as core's lock files record it. */
+function pidNamespace(): string | undefined {
+  if (ownPidNamespace === null) {
+    try {
+      ownPidNamespace = readlinkSync('/proc/self/ns/pid');
+    } catch {
+      ownPidNamespace = undefined;
+    }
+  }
+  return ownPidNamespace;
 }
 
 const isEnoent = (e: unknown) => (e as { code?: unknown } | null)?.code === 'ENOENT';
@@ -273,6 +294,13 @@ export class FileStore<M = Message> implements FullStore<M> {
   #replacing = false;
   /** Session locks held by this store right now (the index rewrite must not re-take them). */
   readonly #held = new Set<string>();
+  /** Sessions whose index record was appended under the lock held right now (`#lock`). */
+  readonly #indexed = new Set<string>();
+  /**
+   * Sessions whose `search.txt` missed a turn because appending to it failed after the
+   * commit was durable: the next commit of this store rewrites it whole (`repair()` too).
+   */
+  readonly #searchStale = new Set<string>();
   /**
    * Append descriptors kept open between writes (commit logs, search files, the index),
    * by path, least recently used first. A descriptor is taken out while in use (`#takeFile`)
@@ -381,9 +409,10 @@ export class FileStore<M = Message> implements FullStore<M> {
           );
           await this.#writeSnapshot(id, next, messages);
           await this.#writeSearch(id, messages);
-          await this.#indexAppend([
-            { v: FORMAT_VERSION, op: 'put', entry: entryOf(next, messages.length) },
-          ]);
+          await this.#indexAppend(
+            [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(next, messages.length) }],
+            id,
+          );
           return next;
         });
         return this.#toSession(header, cloneJson(messages), await this.#childrenOf(id));
@@ -434,7 +463,11 @@ export class FileStore<M = Message> implements FullStore<M> {
     });
   }
 
-  /** Marks the store closed: later calls fail with `closed`. Idempotent; nothing to release. */
+  /**
+   * Marks the store closed: later calls fail with `closed`. Closes the kept append
+   * descriptors (a commit still running closes its own when it finishes) and drops the
+   * caches. Idempotent.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const path of [...this.#files.keys()]) this.#dropFile(path);
@@ -484,7 +517,15 @@ export class FileStore<M = Message> implements FullStore<M> {
             // The search text and the index record are prepared while the log's fdatasync
             // runs; the index record is still appended only once the commit is durable.
             await this.#appendLog(id, head, header, messageCount, append ?? [], 'commit', () => {
-              if (append && append.length > 0) this.#appendSearch(id, append);
+              if (append && append.length > 0 && !this.#searchStale.has(id)) {
+                try {
+                  this.#appendSearch(id, append);
+                } catch {
+                  // Derived data: the commit itself goes on and is durable. The search
+                  // text is rewritten whole below (or by the next commit, or `repair()`).
+                  this.#searchStale.add(id);
+                }
+              }
               indexed = encodeFrame({
                 v: FORMAT_VERSION,
                 op: 'put',
@@ -494,7 +535,9 @@ export class FileStore<M = Message> implements FullStore<M> {
           }
           await this.#indexAppend(
             indexed ?? [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(header, messageCount) }],
+            id,
           );
+          if (this.#searchStale.has(id)) await this.#rewriteSearch(id);
           return { revision: header.revision, messageCount, updatedAt: new Date(now.getTime()) };
         });
       },
@@ -588,9 +631,10 @@ export class FileStore<M = Message> implements FullStore<M> {
           };
           await this.#writeSnapshot(parentId, next, child.messages);
           await this.#writeSearch(parentId, child.messages);
-          await this.#indexAppend([
-            { v: FORMAT_VERSION, op: 'put', entry: entryOf(next, child.messages.length) },
-          ]);
+          await this.#indexAppend(
+            [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(next, child.messages.length) }],
+            parentId,
+          );
           return next;
         });
         return this.#toSession(header, child.messages, await this.#childrenOf(parentId));
@@ -893,8 +937,10 @@ export class FileStore<M = Message> implements FullStore<M> {
   /**
    * Keeps the newest `max` root sessions (by the index: `updatedAt` desc, then id desc,
    * archived included) and deletes the others with the normal delete semantics, one at a
-   * time under each session's lock. Sub-sessions are never selected. `max <= 0` means
-   * unlimited. Returns how many were deleted. Reads no transcripts.
+   * time under each session's lock. Sub-sessions are never selected. A candidate that,
+   * read under its lock, is no longer the index entry it was chosen by (written since,
+   * now a sub-session, gone or unreadable) is skipped. `max <= 0` means unlimited.
+   * Returns how many were deleted. Reads no transcripts.
    * Throws `invalid_argument`, `closed`.
    */
   async enforceMax(max: number): Promise<number> {
@@ -906,7 +952,9 @@ export class FileStore<M = Message> implements FullStore<M> {
       const roots = [...index.entries.values()].filter((e) => e.parentId === undefined);
       roots.sort((a, b) => compareListOrder(a, b, false));
       let deleted = 0;
-      for (const entry of roots.slice(max)) if (await this.#remove(entry.id)) deleted++;
+      // Each candidate is re-checked under its lock (`#remove`): one written, re-parented or
+      // deleted since the index was read is skipped.
+      for (const entry of roots.slice(max)) if (await this.#remove(entry.id, entry)) deleted++;
       return deleted;
     });
   }
@@ -1066,6 +1114,11 @@ export class FileStore<M = Message> implements FullStore<M> {
     }
   }
 
+  /** True when this store keeps `path` open as inode `ino` (so that number is not reused). */
+  #pinned(path: string, ino: number): boolean {
+    return this.#files.get(path)?.ino === ino;
+  }
+
   #dropFile(path: string): void {
     const f = this.#files.get(path);
     if (!f) return;
@@ -1073,15 +1126,31 @@ export class FileStore<M = Message> implements FullStore<M> {
     closeQuietly(f.fd);
   }
 
-  /** Runs `fn` under the session's lock file; compacts the index afterwards when due. */
+  /**
+   * Runs `fn` under the session's lock file. Before releasing it, when `fn` appended no
+   * index record for the session (a runtime status, an event, a branch of it, a write that
+   * failed), makes sure the index entry matches the session's head: a writer killed after
+   * its data was durable but before its index record leaves only its lock file behind,
+   * which is what makes listing read the head, so whoever removes that lock must first
+   * append the missing entry. Compacts the index afterwards when due (best-effort: the
+   * write is done and durable; a failed compaction is retried after a later write).
+   */
   async #lock<T>(id: string, fn: () => Promise<T>): Promise<T> {
     const result = await withFileLock(
       this.#sp(id).lock,
       async () => {
         this.#held.add(id);
+        this.#indexed.delete(id);
         try {
           return await fn();
         } finally {
+          try {
+            if (!this.#indexed.has(id)) await this.#syncIndexEntry(id);
+          } catch {
+            // best-effort: the lock file is still ours until we return, listing stays right
+            // for as long as it exists, and `repair()` fixes any entry left stale
+          }
+          this.#indexed.delete(id);
           this.#held.delete(id);
         }
       },
@@ -1089,9 +1158,40 @@ export class FileStore<M = Message> implements FullStore<M> {
     );
     if (this.#compactDue && this.#held.size === 0 && !this.#replacing) {
       this.#compactDue = false;
-      await this.#compactIndex();
+      try {
+        await this.#compactIndex();
+      } catch {
+        // The index is a cache and its compaction an optimisation: never fail a durable
+        // write for it (e.g. `.index.lock` busy in another process). Try again later.
+        this.#compactDue = true;
+      }
     }
     return result;
+  }
+
+  /**
+   * Appends the session's head to the index when the index entry differs from it (or a
+   * `del` when the session is gone). The caller holds the session's lock, so the head is
+   * the truth and the record lands in write order. Reads metas only.
+   */
+  async #syncIndexEntry(id: string): Promise<void> {
+    const state = this.#readIndexTail();
+    if (typeof state === 'string') return; // missing or damaged: the next reader rebuilds it
+    let entry: IndexEntryJson | undefined;
+    try {
+      const head = await this.#readHead(id, false);
+      entry = entryOf(head.header, head.messageCount);
+    } catch (e) {
+      if (isSessionKitError(e, 'corrupt')) return; // left as is: repair() reports it
+      if (!isSessionKitError(e, 'not_found')) throw e;
+    }
+    const current = state.entries.get(id);
+    if (entry === undefined) {
+      if (current) await this.#indexAppend([{ v: FORMAT_VERSION, op: 'del', id }], id);
+      return;
+    }
+    if (current && isDeepStrictEqual(jsonCopy(current), jsonCopy(entry))) return;
+    await this.#indexAppend([{ v: FORMAT_VERSION, op: 'put', entry }], id);
   }
 
   async #freshId(): Promise<string> {
@@ -1136,15 +1236,18 @@ export class FileStore<M = Message> implements FullStore<M> {
     }
     const scan = scanSessionDir(names);
     if (scan.snapshots.length > 0 || scan.legacy) throw errors.exists(id);
+    // A commit log without its snapshot is a damaged session, not left-overs: keep it.
+    if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
     // Left-overs of a create killed before its snapshot: start clean.
     for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
     await ensurePrivateDir(sp.dir);
     if (this.#sync) await fsyncDir(this.#paths.sessions);
     await this.#writeSnapshot(id, header, messages);
     await this.#writeSearch(id, messages);
-    await this.#indexAppend([
-      { v: FORMAT_VERSION, op: 'put', entry: entryOf(header, messages.length) },
-    ]);
+    await this.#indexAppend(
+      [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(header, messages.length) }],
+      id,
+    );
   }
 
   /**
@@ -1300,12 +1403,18 @@ export class FileStore<M = Message> implements FullStore<M> {
       ((next.logRecords >= this.#snapshotEvery && logBytes >= next.snapBytes) ||
         logBytes >= Math.max(next.snapBytes, LOG_FOLD_BYTES));
     if (fold) {
-      const spliced = this.#spliceFold(id, next);
-      if (spliced) {
-        await this.#writeSnapshot(id, spliced.header, spliced);
-      } else {
-        const full = await this.#readFull(id);
-        await this.#writeSnapshot(id, full.header, full.messages);
+      // The record is durable: a fold that fails (a full disk, a damaged older record) must
+      // not report the commit as failed. The log stays as it is and a later commit folds.
+      try {
+        const spliced = this.#spliceFold(id, next);
+        if (spliced) {
+          await this.#writeSnapshot(id, spliced.header, spliced);
+        } else {
+          const full = await this.#readFull(id);
+          await this.#writeSnapshot(id, full.header, full.messages);
+        }
+      } catch {
+        this.#heads.delete(id); // the next write re-reads the folder
       }
     }
     if (sideError) throw sideError.e;
@@ -1434,7 +1543,9 @@ export class FileStore<M = Message> implements FullStore<M> {
         if (!isEnoent(e)) throw e;
       }
       if (!handle) {
-        if (fresh && cached.logIno === 0) return cached;
+        // No shortcut from the cached head here: only the snapshot's inode would vouch for
+        // it, and a session deleted and re-created by another process may get that inode
+        // number again. Its meta is small.
         let snapMeta: { meta: SnapshotMeta; bytes: number };
         try {
           snapMeta = await this.#readSnapshotMeta(id, sp.snapshot(snapRev));
@@ -1464,7 +1575,8 @@ export class FileStore<M = Message> implements FullStore<M> {
           fresh &&
           cached.logIno === ino &&
           cached.logFileSize === st.size &&
-          (cached.verified || !migrate)
+          (cached.verified || !migrate) &&
+          this.#pinned(sp.log(snapRev), ino)
         )
           return cached;
         let snapMeta: { meta: SnapshotMeta; bytes: number };
@@ -1514,6 +1626,10 @@ export class FileStore<M = Message> implements FullStore<M> {
     if (!cached?.verified || cached.logIno === 0 || cached.logFileSize !== cached.logSize)
       return undefined;
     if (process.platform === 'win32') return undefined;
+    // Only while this store keeps the log open: an open file's inode number cannot be
+    // given to a new file, so the same inode at the path is the very file this store wrote
+    // (not a log of the session deleted and re-created meanwhile by another process).
+    if (!this.#pinned(sp.log(cached.snapRev), cached.logIno)) return undefined;
     const log = statSync(sp.log(cached.snapRev), { throwIfNoEntry: false });
     if (!log || Number(log.ino) !== cached.logIno || log.size !== cached.logSize) return undefined;
     const snap = statSync(sp.snapshot(cached.snapRev), { throwIfNoEntry: false });
@@ -1678,8 +1794,13 @@ export class FileStore<M = Message> implements FullStore<M> {
     throw errors.unavailable(`session "${id}" kept changing while being read`);
   }
 
-  /** Deletes a session with the full delete semantics; false when it does not exist. */
-  async #remove(id: string): Promise<boolean> {
+  /**
+   * Deletes a session with the full delete semantics; false when it does not exist. With
+   * `expected` (a pruning candidate taken from the index), false too when the session, read
+   * under its lock, is no longer that candidate: another revision or `updatedAt`, a parent
+   * now, or unreadable.
+   */
+  async #remove(id: string, expected?: IndexEntryJson): Promise<boolean> {
     const sp = this.#sp(id);
     const removed = await this.#lock(id, async () => {
       let names: string[];
@@ -1693,9 +1814,21 @@ export class FileStore<M = Message> implements FullStore<M> {
       if (scan.snapshots.length === 0 && !scan.legacy) return false;
       let grandparent: string | undefined;
       try {
-        grandparent = (await this.#readHead(id, false)).header.parentId;
+        const { header } = await this.#readHead(id, false);
+        if (
+          expected &&
+          (header.revision !== expected.revision ||
+            header.updatedAt !== expected.updatedAt ||
+            header.parentId !== undefined)
+        )
+          return false;
+        grandparent = header.parentId;
       } catch (e) {
-        if (!isSessionKitError(e, 'corrupt')) throw e;
+        if (!isSessionKitError(e, 'corrupt') || expected) {
+          if (expected && (isSessionKitError(e, 'corrupt') || isSessionKitError(e, 'not_found')))
+            return false;
+          throw e;
+        }
         grandparent = (await this.#refreshIndex()).entries.get(id)?.parentId;
       }
       // Promote the children first: a crash half-way leaves every session readable.
@@ -1710,7 +1843,8 @@ export class FileStore<M = Message> implements FullStore<M> {
       this.#dropFile(sp.search);
       this.#heads.delete(id);
       this.#eventTails.delete(id);
-      await this.#indexAppend([{ v: FORMAT_VERSION, op: 'del', id }]);
+      this.#searchStale.delete(id);
+      await this.#indexAppend([{ v: FORMAT_VERSION, op: 'del', id }], id);
       await fsp.rm(grave, { recursive: true, force: true });
       return true;
     });
@@ -1743,10 +1877,26 @@ export class FileStore<M = Message> implements FullStore<M> {
       const header: HeaderJson =
         newParent !== undefined && newParent !== childId ? { ...rest, parentId: newParent } : rest;
       await this.#appendLog(childId, head, header, head.messageCount, [], 'reparent');
-      await this.#indexAppend([
-        { v: FORMAT_VERSION, op: 'put', entry: entryOf(header, head.messageCount) },
-      ]);
+      await this.#indexAppend(
+        [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(header, head.messageCount) }],
+        childId,
+      );
     });
+  }
+
+  /**
+   * Rewrites the search file of a session whose last search append failed, from the full
+   * transcript (best-effort: on failure it stays marked; `repair()` rewrites it too).
+   * Caller holds the session lock.
+   */
+  async #rewriteSearch(id: string): Promise<void> {
+    try {
+      const full = await this.#readFull(id);
+      await this.#writeSearch(id, full.messages);
+      this.#searchStale.delete(id);
+    } catch {
+      // still marked
+    }
   }
 
   async #writeSearch(id: string, messages: unknown[]): Promise<void> {
@@ -1754,6 +1904,7 @@ export class FileStore<M = Message> implements FullStore<M> {
     const path = this.#sp(id).search;
     this.#dropFile(path);
     replaceFileNoSync(path, tempPathFor(path), searchTextOf(messages));
+    this.#searchStale.delete(id);
   }
 
   /**
@@ -1802,12 +1953,19 @@ export class FileStore<M = Message> implements FullStore<M> {
 
   /** Brings the in-memory index up to date by reading only what was appended since. */
   async #refreshIndex(rebuilt = false): Promise<IndexState> {
+    const lockNames = readdirSync(this.#paths.locks);
+    if (!rebuilt && lockNames.includes('.index.lock') && this.#indexLockAbandoned()) {
+      // A process died while rewriting the index: records appended to the old file after
+      // it was read may not have been carried over. Rebuild (this breaks the dead lock).
+      await this.#rebuild();
+      return this.#refreshIndex(true);
+    }
     const outcome = this.#readIndexTail();
     if (outcome !== 'missing' && outcome !== 'damaged') {
       // A session whose lock file exists is being written, or its writer was killed
       // after its data was durable but before its index entry was: read its head.
       const pending = new Set<string>();
-      for (const name of readdirSync(this.#paths.locks)) {
+      for (const name of lockNames) {
         const m = /^(.+)\.lock$/.exec(name);
         if (m && isValidId(m[1])) pending.add(m[1]!);
       }
@@ -1828,6 +1986,29 @@ export class FileStore<M = Message> implements FullStore<M> {
   }
 
   /**
+   * True when `locks/.index.lock` names a process of this host (and pid namespace) that is
+   * no longer alive: its holder died while compacting or rebuilding the index. An empty or
+   * unreadable lock file, or one of another host, is not judged here (a holder killed
+   * before writing its lock file had not started rewriting).
+   */
+  #indexLockAbandoned(): boolean {
+    let info: { pid?: unknown; hostname?: unknown; pidNamespace?: unknown };
+    try {
+      info = JSON.parse(readFileSync(this.#paths.indexLock, 'utf8')) as typeof info;
+    } catch {
+      return false;
+    }
+    if (typeof info.pid !== 'number' || info.hostname !== hostname()) return false;
+    if (info.pidNamespace !== undefined && info.pidNamespace !== pidNamespace()) return false;
+    try {
+      process.kill(info.pid, 0);
+      return false;
+    } catch (e) {
+      return (e as { code?: unknown }).code === 'ESRCH';
+    }
+  }
+
+  /**
    * Applies what was appended to `index.log` since the last call to the cached state, in
    * one synchronous step (so concurrent calls never apply a tail twice). Re-reads the
    * whole file when it was replaced (compaction, repair).
@@ -1844,7 +2025,13 @@ export class FileStore<M = Message> implements FullStore<M> {
       const st = fstatSync(fd);
       const ino = Number(st.ino);
       let state = this.#index;
-      if (state.ino !== ino || st.size < state.size) {
+      let same = state.ino === ino && st.size >= state.size;
+      if (same && state.size > 0) {
+        const first = Buffer.alloc(HEAD_BYTES);
+        const n = readSync(fd, first, 0, HEAD_BYTES, 0);
+        same = state.first !== undefined && n === HEAD_BYTES && first.equals(state.first);
+      }
+      if (!same) {
         state = emptyIndex();
         state.ino = ino;
       }
@@ -1858,6 +2045,9 @@ export class FileStore<M = Message> implements FullStore<M> {
         }
         const parsed = parseFrames<IndexMeta>(buf.subarray(0, done));
         if (parsed.corrupt) return 'damaged';
+        if (state.size === 0 && parsed.validEnd >= HEAD_BYTES) {
+          state.first = Buffer.from(buf.subarray(0, HEAD_BYTES));
+        }
         for (const f of parsed.frames) applyIndexRecord(state, f.meta);
         state.size += parsed.validEnd;
         if (parsed.frames.length > 0) state.children = undefined;
@@ -1927,7 +2117,7 @@ export class FileStore<M = Message> implements FullStore<M> {
    * session's records land in write order. If the file was replaced meanwhile (compaction
    * or repair renamed a new one over it), the record went to the old file: append again.
    */
-  async #indexAppend(records: IndexMeta[] | Buffer): Promise<void> {
+  async #indexAppend(records: IndexMeta[] | Buffer, id: string): Promise<void> {
     const bytes = Buffer.isBuffer(records)
       ? records
       : Buffer.concat(records.map((r) => encodeFrame(r)));
@@ -1943,7 +2133,10 @@ export class FileStore<M = Message> implements FullStore<M> {
         try {
           fd = openSync(path, constants.O_WRONLY | constants.O_APPEND);
         } catch (e) {
-          if (isEnoent(e)) return;
+          if (isEnoent(e)) {
+            this.#indexed.add(id);
+            return;
+          }
           throw e;
         }
         ino = Number(fstatSync(fd).ino);
@@ -1959,25 +2152,30 @@ export class FileStore<M = Message> implements FullStore<M> {
       // Still the file at the path after the write: the record is in the live index (a
       // compaction that replaces it later carries late records over).
       if (current && Number(current.ino) === ino) {
+        this.#indexed.add(id);
         this.#keepFile(path, fd, ino);
         if (current.size > this.#indexCompactedSize * 2 + this.#indexSlack) this.#compactDue = true;
         return;
       }
       closeQuietly(fd);
-      if (!current) return;
+      if (!current) {
+        this.#indexed.add(id);
+        return;
+      }
     }
     throw errors.unavailable(`the index ${this.#paths.index} kept being replaced`);
   }
 
   /** Rewrites `index.log` with one entry per live session. */
   async #compactIndex(): Promise<void> {
+    // timeoutMs 0: a busy index lock means another store is rewriting it right now.
     await this.#replaceIndex((buf) => {
       const parsed = parseFrames<IndexMeta>(buf);
       if (parsed.corrupt) return undefined; // the next reader rebuilds it from the sessions
       const state = emptyIndex();
       for (const f of parsed.frames) applyIndexRecord(state, f.meta);
       return serializeIndex(state.entries);
-    });
+    }, 0);
   }
 
   /**
@@ -1987,62 +2185,70 @@ export class FileStore<M = Message> implements FullStore<M> {
    * only when the new file holds no later record of that session (its writer may already
    * have appended again itself).
    */
-  async #replaceIndex(build: (buf: Buffer, ino: number) => Buffer | undefined): Promise<void> {
-    await withFileLock(
-      this.#paths.indexLock,
-      async () => {
-        let old: Fd | undefined;
-        let buf = Buffer.alloc(0);
-        let ino = 0;
-        try {
-          old = openFd(this.#paths.index, 'r');
-        } catch (e) {
-          if (!isEnoent(e)) throw e;
-        }
-        this.#replacing = true;
-        try {
-          if (old) {
-            const st = await old.stat();
-            ino = Number(st.ino);
-            buf = Buffer.alloc(st.size);
-            await old.read(buf, 0, st.size, 0);
+  async #replaceIndex(
+    build: (buf: Buffer, ino: number) => Buffer | undefined,
+    timeoutMs = this.#lockOptions.timeoutMs,
+  ): Promise<void> {
+    await withFileLock(this.#paths.indexLock, () => this.#replaceIndexLocked(build), {
+      ...this.#lockOptions,
+      timeoutMs,
+    });
+  }
+
+  /** `#replaceIndex`'s work; the caller holds the index lock. */
+  async #replaceIndexLocked(
+    build: (buf: Buffer, ino: number) => Buffer | undefined,
+  ): Promise<void> {
+    let old: Fd | undefined;
+    let buf = Buffer.alloc(0);
+    let ino = 0;
+    try {
+      old = openFd(this.#paths.index, 'r');
+    } catch (e) {
+      if (!isEnoent(e)) throw e;
+    }
+    const wasReplacing = this.#replacing;
+    this.#replacing = true;
+    try {
+      if (old) {
+        const st = await old.stat();
+        ino = Number(st.ino);
+        buf = Buffer.alloc(st.size);
+        await old.read(buf, 0, st.size, 0);
+      }
+      const content = build(buf, ino);
+      if (!content) return;
+      await this.#writeAtomic(this.#paths.index, content);
+      this.#dropFile(this.#paths.index);
+      this.#indexCompactedSize = content.length;
+      if (!old) return;
+      const size = (await old.stat()).size;
+      if (size <= buf.length) return;
+      const late = Buffer.alloc(size - buf.length);
+      await old.read(late, 0, late.length, buf.length);
+      for (const f of parseFrames<IndexMeta>(late).frames) {
+        const id = f.meta.op === 'put' ? f.meta.entry.id : f.meta.id;
+        const carry = async () => {
+          const now = readFileSync(this.#paths.index);
+          const newer = parseFrames<IndexMeta>(now, content.length).frames.some(
+            (g) => (g.meta.op === 'put' ? g.meta.entry.id : g.meta.id) === id,
+          );
+          if (!newer) {
+            const out = openFd(this.#paths.index, constants.O_WRONLY | constants.O_APPEND);
+            try {
+              await out.write(late.subarray(f.start, f.end));
+            } finally {
+              await out.close();
+            }
           }
-          const content = build(buf, ino);
-          if (!content) return;
-          await this.#writeAtomic(this.#paths.index, content);
-          this.#dropFile(this.#paths.index);
-          this.#indexCompactedSize = content.length;
-          if (!old) return;
-          const size = (await old.stat()).size;
-          if (size <= buf.length) return;
-          const late = Buffer.alloc(size - buf.length);
-          await old.read(late, 0, late.length, buf.length);
-          for (const f of parseFrames<IndexMeta>(late).frames) {
-            const id = f.meta.op === 'put' ? f.meta.entry.id : f.meta.id;
-            const carry = async () => {
-              const now = readFileSync(this.#paths.index);
-              const newer = parseFrames<IndexMeta>(now, content.length).frames.some(
-                (g) => (g.meta.op === 'put' ? g.meta.entry.id : g.meta.id) === id,
-              );
-              if (!newer) {
-                const out = openFd(this.#paths.index, constants.O_WRONLY | constants.O_APPEND);
-                try {
-                  await out.write(late.subarray(f.start, f.end));
-                } finally {
-                  await out.close();
-                }
-              }
-            };
-            if (this.#held.has(id)) await carry();
-            else await this.#lock(id, carry);
-          }
-        } finally {
-          this.#replacing = false;
-          await old?.close();
-        }
-      },
-      this.#lockOptions,
-    );
+        };
+        if (this.#held.has(id)) await carry();
+        else await this.#lock(id, carry);
+      }
+    } finally {
+      this.#replacing = wasReplacing;
+      await old?.close();
+    }
   }
 
   async #searchPage(
@@ -2076,8 +2282,28 @@ export class FileStore<M = Message> implements FullStore<M> {
     return hits.slice(opts.offset, want);
   }
 
-  /** The repair pass: every session folder read in full, the index rewritten. */
+  /**
+   * The repair pass: every session folder read in full, the index rewritten. Holds the
+   * index lock for the whole pass, so no compaction replaces the index during the scan and
+   * every record appended meanwhile is found after the position noted at the start.
+   */
   async #rebuild(): Promise<RepairReport> {
+    return withFileLock(
+      this.#paths.indexLock,
+      async () => {
+        const was = this.#replacing;
+        this.#replacing = true; // no compaction from this store while it holds the lock
+        try {
+          return await this.#rebuildLocked();
+        } finally {
+          this.#replacing = was;
+        }
+      },
+      this.#lockOptions,
+    );
+  }
+
+  async #rebuildLocked(): Promise<RepairReport> {
     const startStat = await statOrUndefined(this.#paths.index);
     const fresh = new Map<string, IndexEntryJson>();
     const skippedCorrupt: RepairReport['skippedCorrupt'] = [];
@@ -2101,7 +2327,19 @@ export class FileStore<M = Message> implements FullStore<M> {
           if (!isEnoent(e)) throw e;
         }
         if (current === undefined || current.replace(/^\n/, '') !== text) {
-          await this.#writeSearch(id, messages);
+          // Under the session's lock (a concurrent commit's search append is not lost),
+          // from the transcript as it is then.
+          const rewrite = async () => this.#writeSearch(id, (await this.#readFull(id)).messages);
+          if (this.#held.has(id)) await rewrite();
+          else {
+            try {
+              await this.#lock(id, rewrite);
+            } catch (e) {
+              // Busy for longer than the lock timeout (e.g. its holder waits for the index
+              // lock held here): the search text is derived data, the next repair fixes it.
+              if (!isSessionKitError(e, 'unavailable')) throw e;
+            }
+          }
         }
       } catch (e) {
         if (isSessionKitError(e, 'not_found')) continue;
@@ -2113,7 +2351,7 @@ export class FileStore<M = Message> implements FullStore<M> {
       }
     }
     let fixed = 0;
-    await this.#replaceIndex((buf, ino) => {
+    await this.#replaceIndexLocked((buf, ino) => {
       const parsed = parseFrames<IndexMeta>(buf);
       const old = emptyIndex();
       for (const f of parsed.frames) applyIndexRecord(old, f.meta);
@@ -2198,10 +2436,16 @@ function emptyIndex(): IndexState {
   return {
     ino: 0,
     size: 0,
+    first: undefined,
     entries: new Map(),
     listable: new Map(),
     children: undefined,
   };
+}
+
+/** `value` as JSON would store it (no `undefined` members), for comparisons. */
+function jsonCopy(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
 }
 
 function entryOf(header: HeaderJson, messageCount: number): IndexEntryJson {
@@ -2234,7 +2478,9 @@ function applyIndexRecord(state: IndexState, r: IndexMeta): void {
 }
 
 function serializeIndex(entries: Map<string, IndexEntryJson>): Buffer {
-  const frames: Buffer[] = [];
+  const frames: Buffer[] = [
+    encodeFrame({ v: FORMAT_VERSION, op: 'gen', id: randomBytes(12).toString('hex') }),
+  ];
   for (const entry of entries.values())
     frames.push(encodeFrame({ v: FORMAT_VERSION, op: 'put', entry }));
   return Buffer.concat(frames);

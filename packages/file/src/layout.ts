@@ -313,7 +313,13 @@ export type IndexEntryJson = HeaderJson & { messageCount: number };
 /** Meta of an index record (no body). */
 export type IndexMeta =
   | { v: number; op: 'put'; entry: IndexEntryJson }
-  | { v: number; op: 'del'; id: string };
+  | { v: number; op: 'del'; id: string }
+  /**
+   * The first record of every rewritten index (compaction, repair): a random id, so a
+   * reader that cached a position in an older file whose inode number the new file reuses
+   * sees a different first record and re-reads the file from the start.
+   */
+  | { v: number; op: 'gen'; id: string };
 
 /** A session's header in its stored JSON form. */
 export function headerToJson(s: Omit<Session<unknown>, 'messages' | 'children'>): HeaderJson {
