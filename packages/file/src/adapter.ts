@@ -39,8 +39,8 @@ export function dirFromFileUrl(url: URL, source?: string): string {
 
 /**
  * Opens `file:` URLs for core's `openStore` (`file:./sessions`, `file:///abs/path`).
- * Options: `snapshotEvery`, `lockTimeoutMs`, `sync` as in `FileStoreOptions` (the folder
- * comes from the URL). Throws `invalid_argument` for unknown options or a remote host.
+ * Options: every `FileStoreOptions` field but `dir` (`snapshotEvery`, `sync`,
+ * `lockTimeoutMs`, `lockStaleMs`, `indexSlackBytes`); the folder comes from the URL. Throws `invalid_argument` for unknown options or a remote host.
  */
 export const storeAdapter: StoreAdapter = {
   schemes: ['file'],

@@ -1,4 +1,4 @@
-// Regression tests for findings of a code review: pruning racing a commit, a writer killed
+// Regression tests: pruning racing a commit, a writer killed
 // between its data and its index record, failures after a commit is durable, inode numbers
 // reused by the file system, repair racing a compaction, a compaction killed half-way.
 import { spawnSync } from 'node:child_process';
@@ -32,7 +32,7 @@ function open(options: Omit<ConstructorParameters<typeof FileStore>[0] & object,
   return s;
 }
 beforeEach(() => {
-  root = tempDir('sk-file-review-');
+  root = tempDir('sk-file-regress-');
   dir = join(root, 'store');
 });
 afterEach(async () => {

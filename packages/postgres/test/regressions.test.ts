@@ -1,4 +1,4 @@
-// Regression tests from the review of the adapter (error mapping, crash safety, search cuts).
+// Regression tests: error mapping, crash safety, lock ordering, search across row cuts, timestamps.
 import { isSessionKitError, searchTextOf } from '@sessionkit/core';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,13 +8,13 @@ import { MIGRATIONS } from '../src/schema.js';
 import { POSTGRES_URL, postgresAvailable } from './env.js';
 import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL review tests did not run');
+const available = postgresAvailable('the PostgreSQL regression tests did not run');
 
 afterAll(async () => {
   if (available) await endAdmin();
 });
 
-describe.runIf(available)('postgres › review: crash safety', () => {
+describe.runIf(available)('postgres › regressions: crash safety', () => {
   it('a checked-out client terminated between statements of a transaction never crashes the process', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -68,7 +68,7 @@ function pgError(code: string, message = `fake ${code}`): Error {
   return Object.assign(new Error(message), { code, severity: 'ERROR' });
 }
 
-describe('postgres › review: error mapping', () => {
+describe('postgres › regressions: error mapping', () => {
   const cases: [string, Error, string][] = [
     [
       'connection refused (errno)',
@@ -149,7 +149,7 @@ describe('postgres › review: error mapping', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: schema dropped under an open store', () => {
+describe.runIf(available)('postgres › regressions: schema dropped under an open store', () => {
   it('every call fails with a clear corrupt error naming the missing schema, never unavailable', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -188,7 +188,7 @@ describe.runIf(available)('postgres › review: schema dropped under an open sto
   });
 });
 
-describe.runIf(available)('postgres › review: lock ordering', () => {
+describe.runIf(available)('postgres › regressions: lock ordering', () => {
   it('a merge into a parent that is being deleted never deadlocks with the promotion', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -241,7 +241,7 @@ describe.runIf(available)('postgres › review: lock ordering', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: delete promotion races', () => {
+describe.runIf(available)('postgres › regressions: delete promotion races', () => {
   it('deleting a session and its parent at once never leaves a grandchild pointing at a deleted session', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -288,7 +288,7 @@ describe.runIf(available)('postgres › review: delete promotion races', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: migration 2', () => {
+describe.runIf(available)('postgres › regressions: migration 2', () => {
   it('a schema at version 1 with data is upgraded in place on open', async () => {
     const schema = freshSchema();
     const s = `"${schema}"`;
@@ -331,7 +331,7 @@ describe.runIf(available)('postgres › review: migration 2', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: search across a row cut', () => {
+describe.runIf(available)('postgres › regressions: search across a row cut', () => {
   it('a query straddling the cut between two search rows of one commit is found, like searchTextOf', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -372,7 +372,7 @@ describe.runIf(available)('postgres › review: search across a row cut', () => 
   });
 });
 
-describe.runIf(available)('postgres › review: enforceMax races', () => {
+describe.runIf(available)('postgres › regressions: enforceMax races', () => {
   it('a root that a commit makes the newest while enforceMax waits for its lock is kept', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -413,7 +413,7 @@ describe.runIf(available)('postgres › review: enforceMax races', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: session TimeZone', () => {
+describe.runIf(available)('postgres › regressions: session TimeZone', () => {
   it('load returns exact dates whatever the connection TimeZone, even offsets with seconds', async () => {
     const schema = freshSchema();
     const store = await PostgresStore.fromPool(newPool(), { schema });
@@ -445,7 +445,7 @@ describe.runIf(available)('postgres › review: session TimeZone', () => {
   });
 });
 
-describe.runIf(available)('postgres › review: enforceMax locks only its victims', () => {
+describe.runIf(available)('postgres › regressions: enforceMax locks only its victims', () => {
   it('a retention pass left open in a transaction does not block commits to the roots it keeps', async () => {
     const schema = freshSchema();
     const pool = newPool();
@@ -479,7 +479,7 @@ describe.runIf(available)('postgres › review: enforceMax locks only its victim
   });
 });
 
-describe.runIf(available)('postgres › review: millisecond timestamps', () => {
+describe.runIf(available)('postgres › regressions: millisecond timestamps', () => {
   it('every timestamp column keeps milliseconds only, so keyset cursors compare what callers see', async () => {
     const schema = freshSchema();
     const pool = newPool();
