@@ -84,7 +84,7 @@ async function crashedCommit(): Promise<void> {
   deadLock(join(dir, 'locks', 'x.lock'));
 }
 
-describe('enforceMax re-checks each candidate under its lock (F1)', () => {
+describe('enforceMax re-checks each candidate under its lock', () => {
   it('keeps a candidate that was committed to between selection and removal', async () => {
     const a = open();
     const b = open();
@@ -134,7 +134,7 @@ describe('enforceMax re-checks each candidate under its lock (F1)', () => {
   });
 });
 
-describe('a writer killed between its data and its index record (F2)', () => {
+describe('a writer killed between its data and its index record', () => {
   const ops: [string, (s: FileStore) => Promise<unknown>][] = [
     ['saveRuntimeStatus', (s) => s.saveRuntimeStatus('x', { busy: false })],
     ['append', (s) => s.append('x', 'ev', null)],
@@ -173,7 +173,7 @@ describe('a writer killed between its data and its index record (F2)', () => {
   });
 });
 
-describe('nothing after a durable commit fails it (F6)', () => {
+describe('nothing after a durable commit fails it', () => {
   it('a busy index lock delays no commit and fails none (compaction is best-effort)', async () => {
     await open().create({ id: 's' });
     // Another live process is compacting or repairing: it holds the index lock.
@@ -217,7 +217,7 @@ describe('nothing after a durable commit fails it (F6)', () => {
   });
 });
 
-describe('cached heads survive no inode reuse (F3)', () => {
+describe('cached heads survive no inode reuse', () => {
   // A session deleted and re-created by another process can get the old files' inode
   // numbers (ext4 reuses them). Writing the new incarnation's bytes into the old inodes
   // is exactly what that looks like to `stat`.
@@ -270,7 +270,7 @@ describe('cached heads survive no inode reuse (F3)', () => {
   });
 });
 
-describe("another store's index cache survives inode reuse (F4)", () => {
+describe("another store's index cache survives inode reuse", () => {
   it('a rewritten index with the old inode number and a larger size is read from the start', async () => {
     const w = open();
     for (let i = 0; i < 5; i++) await w.create({ id: `k${i}`, title: 'x'.repeat(10) });
@@ -295,7 +295,7 @@ describe("another store's index cache survives inode reuse (F4)", () => {
   });
 });
 
-describe('repair racing a compaction (F5)', () => {
+describe('repair racing a compaction', () => {
   it('keeps an entry written during its scan while another store compacts', async () => {
     const a = open({ sync: false });
     for (let i = 0; i < 400; i++) await a.create({ id: `s${i}`, title: 'x' });
@@ -310,7 +310,7 @@ describe('repair racing a compaction (F5)', () => {
   });
 });
 
-describe('a compaction killed after its rename (F7)', () => {
+describe('a compaction killed after its rename', () => {
   it('a reader that finds the dead index lock rebuilds the index', async () => {
     const w = open();
     await w.create({ id: 'x', title: 't' });
