@@ -66,3 +66,28 @@ export async function destroyStore(store: PostgresStore): Promise<void> {
   poolsOf.delete(store.schema);
   await dropSchema(store.schema);
 }
+
+/**
+ * A migrated store borrowing a fresh pool on a fresh schema, for tests that reach into the
+ * pool or schema themselves; `dispose()` closes the store, ends the pool and drops the schema.
+ */
+export async function borrowedStore(): Promise<{
+  schema: string;
+  pool: pg.Pool;
+  store: PostgresStore;
+  dispose(): Promise<void>;
+}> {
+  const schema = freshSchema();
+  const pool = newPool();
+  const store = await PostgresStore.fromPool(pool, { schema });
+  return {
+    schema,
+    pool,
+    store,
+    async dispose() {
+      await store.close();
+      await pool.end();
+      await dropSchema(schema);
+    },
+  };
+}

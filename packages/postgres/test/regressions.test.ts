@@ -6,7 +6,7 @@ import { driverErrorCode, errors, wrapDriverError } from '../src/errors.js';
 import { PostgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/schema.js';
 import { POSTGRES_URL, postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { admin, borrowedStore, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
 
 const available = postgresAvailable('the PostgreSQL regression tests did not run');
 
@@ -16,9 +16,7 @@ afterAll(async () => {
 
 describe.runIf(available)('postgres › regressions: crash safety', () => {
   it('a checked-out client terminated between statements of a transaction never crashes the process', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { pool, store, dispose } = await borrowedStore();
     const crashes: unknown[] = [];
     const onUncaught = (e: unknown) => crashes.push(e);
     // Vitest installs its own listener; ours records what would otherwise kill the process.
@@ -56,9 +54,7 @@ describe.runIf(available)('postgres › regressions: crash safety', () => {
       expect((await store.branch('p', 1)).parentId).toBe('p');
     } finally {
       process.off('uncaughtException', onUncaught);
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
@@ -151,9 +147,7 @@ describe('postgres › regressions: error mapping', () => {
 
 describe.runIf(available)('postgres › regressions: schema dropped under an open store', () => {
   it('every call fails with a clear corrupt error naming the missing schema, never unavailable', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, pool, store, dispose } = await borrowedStore();
     try {
       await store.create({ id: 'a', messages: [{ role: 'user', content: 'hi' }] });
       await store.load('a');
@@ -181,18 +175,14 @@ describe.runIf(available)('postgres › regressions: schema dropped under an ope
       const again = await PostgresStore.fromPool(pool, { schema });
       expect(await again.list()).toEqual([]);
     } finally {
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
 
 describe.runIf(available)('postgres › regressions: lock ordering', () => {
   it('a merge into a parent that is being deleted never deadlocks with the promotion', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     const blocker = await admin().connect();
     try {
       await store.create({ id: 'p', messages: [{ role: 'user', content: 'a' }] });
@@ -234,18 +224,14 @@ describe.runIf(available)('postgres › regressions: lock ordering', () => {
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       blocker.release();
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
 
 describe.runIf(available)('postgres › regressions: delete promotion races', () => {
   it('deleting a session and its parent at once never leaves a grandchild pointing at a deleted session', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     const blocker = await admin().connect();
     try {
       await store.create({ id: 'p', messages: [] });
@@ -281,9 +267,7 @@ describe.runIf(available)('postgres › regressions: delete promotion races', ()
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       blocker.release();
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
@@ -333,9 +317,7 @@ describe.runIf(available)('postgres › regressions: migration 2', () => {
 
 describe.runIf(available)('postgres › regressions: search across a row cut', () => {
   it('a query straddling the cut between two search rows of one commit is found, like searchTextOf', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     try {
       // Over 64 KB in one commit: the second message starts a new search row.
       const before = `${'x'.repeat(65_000)} ${'a'.repeat(1100)}needle`;
@@ -365,18 +347,14 @@ describe.runIf(available)('postgres › regressions: search across a row cut', (
       // The overlap is derived data the repair pass understands.
       expect((await store.repair()).indexEntriesFixed).toBe(0);
     } finally {
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
 
 describe.runIf(available)('postgres › regressions: enforceMax races', () => {
   it('a root that a commit makes the newest while enforceMax waits for its lock is kept', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     const blocker = await admin().connect();
     try {
       await store.create({ id: 'a', messages: [] });
@@ -406,9 +384,7 @@ describe.runIf(available)('postgres › regressions: enforceMax races', () => {
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       blocker.release();
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
@@ -447,9 +423,7 @@ describe.runIf(available)('postgres › regressions: session TimeZone', () => {
 
 describe.runIf(available)('postgres › regressions: enforceMax locks only its victims', () => {
   it('a retention pass left open in a transaction does not block commits to the roots it keeps', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     const pass = await admin().connect();
     const writer = await admin().connect();
     try {
@@ -472,18 +446,14 @@ describe.runIf(available)('postgres › regressions: enforceMax locks only its v
       pass.release();
       await writer.query('RESET lock_timeout').catch(() => {});
       writer.release();
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });
 
 describe.runIf(available)('postgres › regressions: millisecond timestamps', () => {
   it('every timestamp column keeps milliseconds only, so keyset cursors compare what callers see', async () => {
-    const schema = freshSchema();
-    const pool = newPool();
-    const store = await PostgresStore.fromPool(pool, { schema });
+    const { schema, store, dispose } = await borrowedStore();
     try {
       const cols = await admin().query<{ table_name: string; column_name: string; p: number }>(
         `SELECT table_name, column_name, datetime_precision AS p FROM information_schema.columns
@@ -509,9 +479,7 @@ describe.runIf(available)('postgres › regressions: millisecond timestamps', ()
       });
       expect(next.map((x) => x.id)).toEqual(['b']);
     } finally {
-      await store.close();
-      await pool.end();
-      await dropSchema(schema);
+      await dispose();
     }
   });
 });

@@ -1,97 +1,21 @@
 // A PostgreSQL restart in the middle of a run, on a PRIVATE instance this test starts (the
 // shared server is never touched): an operation in flight when the server stops fails with
 // `unavailable`; after the server is back, the SAME store works again.
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { isSessionKitError } from '@sessionkit/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type PostgresStore } from '../src/index.js';
-import { IN_CI } from './env.js';
+import { PrivateServer, privateServersAvailable } from './private-server.js';
 
-const run = promisify(execFile);
-const BIN = process.env.SESSIONKIT_PG_BIN ?? '/usr/lib/postgresql/15/bin';
-const hasBinaries = existsSync(join(BIN, 'initdb')) && existsSync(join(BIN, 'pg_ctl'));
-
-if (!hasBinaries) {
-  const message = `[sessionkit/postgres tests] no initdb/pg_ctl in ${BIN} (set SESSIONKIT_PG_BIN): the restart test needs a private PostgreSQL instance`;
-  if (IN_CI) throw new Error(`${message} (CI=true: failing instead of skipping)`);
-  console.warn(`\n!!! SKIPPED: ${message}\n`);
-}
-
-const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-
-/** Runs a PostgreSQL binary, as the `postgres` user when this process is root. */
-async function pgBin(name: string, args: string[]): Promise<string> {
-  const cmd = join(BIN, name);
-  const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
-  const { stdout } = await run(file, argv, { timeout: 60_000 });
-  return stdout;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+const hasBinaries = privateServersAvailable();
 
 describe.runIf(hasBinaries)('postgres › a server restart mid-run', () => {
-  let dir = '';
-  let data = '';
-  let port = 0;
-  let started = false;
-
-  const start = async () => {
-    await pgBin('pg_ctl', [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      `-k ${dir} -c listen_addresses=127.0.0.1 -p ${port} -c fsync=off`,
-      'start',
-    ]);
-    started = true;
-  };
-  const stop = async (mode: 'fast' | 'immediate') => {
-    await pgBin('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
-    started = false;
-  };
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sessionkit-pg-'));
-    if (asRoot) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: gid } = await run('id', ['-g', 'postgres']);
-      await chown(dir, Number(stdout.trim()), Number(gid.trim()));
-    }
-    data = join(dir, 'data');
-    port = await freePort();
-    await pgBin('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-    await start();
-  }, 120_000);
-
-  afterAll(async () => {
-    if (started) await stop('immediate').catch(() => {});
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 120_000);
+  const server = new PrivateServer();
+  beforeAll(() => server.init(), 120_000);
+  afterAll(() => server.destroy(), 120_000);
 
   it('an in-flight commit fails with unavailable; the same store works after the restart', async () => {
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const url = server.url();
     const store: PostgresStore = await openPostgresStore(url, { schema: 'sk_restart' });
     const blocker = new pg.Client({ connectionString: url });
     blocker.on('error', () => {});
@@ -114,7 +38,7 @@ describe.runIf(hasBinaries)('postgres › a server restart mid-run', () => {
         if (r.rows[0].n > 0) break;
         await new Promise((res) => setTimeout(res, 25));
       }
-      await stop('immediate');
+      await server.stop('immediate');
       const failure = await inFlight;
       expect(isSessionKitError(failure, 'unavailable')).toBe(true);
       expect((failure as { retryable?: boolean }).retryable).toBe(true);
@@ -122,7 +46,7 @@ describe.runIf(hasBinaries)('postgres › a server restart mid-run', () => {
       const down = await store.load('r1').catch((e: unknown) => e);
       expect(isSessionKitError(down, 'unavailable')).toBe(true);
 
-      await start();
+      await server.start();
       // The same store, the same pool: broken clients were discarded.
       const loaded = await store.load('r1');
       expect(loaded.messages).toEqual([{ role: 'user', content: 'before' }]);
@@ -135,8 +59,8 @@ describe.runIf(hasBinaries)('postgres › a server restart mid-run', () => {
       expect((await store.list()).map((s) => s.id)).toEqual(['r1']);
 
       // A graceful (fast) restart while idle: the idle clients die; the store recovers too.
-      await stop('fast');
-      await start();
+      await server.stop('fast');
+      await server.start();
       expect((await store.loadMessages('r1')).length).toBe(2);
     } finally {
       await blocker.end().catch(() => {});
@@ -146,46 +70,13 @@ describe.runIf(hasBinaries)('postgres › a server restart mid-run', () => {
 });
 
 describe.runIf(hasBinaries)('postgres › without pg_trgm (private instance)', () => {
-  let dir = '';
-  let data = '';
-  let port = 0;
-  let started = false;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'sessionkit-pg-'));
-    if (asRoot) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: gid } = await run('id', ['-g', 'postgres']);
-      await chown(dir, Number(stdout.trim()), Number(gid.trim()));
-    }
-    data = join(dir, 'data');
-    port = await freePort();
-    await pgBin('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
-    await pgBin('pg_ctl', [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      `-k ${dir} -c listen_addresses=127.0.0.1 -p ${port} -c fsync=off`,
-      'start',
-    ]);
-    started = true;
-  }, 120_000);
-
-  afterAll(async () => {
-    if (started) {
-      await pgBin('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 120_000);
+  const server = new PrivateServer();
+  beforeAll(() => server.init(), 120_000);
+  afterAll(() => server.destroy(), 120_000);
 
   it('a role that may not create the extension still gets working search, indexed once it exists', async () => {
-    const superUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const appUrl = `postgres://app@127.0.0.1:${port}/postgres`;
+    const superUrl = server.url();
+    const appUrl = server.url('app');
     const su = new pg.Client({ connectionString: superUrl });
     su.on('error', () => {});
     await su.connect();
