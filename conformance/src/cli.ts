@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import type { ConformanceReport } from './types.js';
 import { SPEC_NAMES } from './types.js';
 
-const USAGE = `usage: sessionkit-conformance <module> [--report <file.json>] [--spec <name,name>] [--export <name>]
+const USAGE = `usage: sessionkit-conformance <module> [--report <file.json>] [--spec <name,name>] [--export <name>] [--seed <n>] [--runs <n>]
 
 Runs the sessionkit conformance suite against the initializer that <module> exports
 (default export, or the named export given by --export, or "initializer"). The module
@@ -16,8 +16,12 @@ may be JavaScript or TypeScript. No vitest config of your own is needed.
   --report <file>   also write the JSON report there
   --spec <names>    only these specs (${SPEC_NAMES.join(', ')})
   --export <name>   the export holding the initializer
+  --seed <n>        replay the model-based spec with this seed (a failure prints it)
+  --runs <n>        random sequences the model-based spec runs (default 25)
 
-Exit code: 0 when every test of every implemented capability passed, 1 otherwise.`;
+Exit code: 0 when every test of every implemented capability passed, 1 when any
+failed (or the suite could not run), 2 for bad usage or a missing vitest (a peer
+dependency: npm install -D vitest).`;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -26,14 +30,24 @@ async function main(): Promise<number> {
       report: { type: 'string' },
       spec: { type: 'string' },
       export: { type: 'string' },
+      seed: { type: 'string' },
+      runs: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help || positionals.length !== 1) {
+  if (values.help) {
     console.log(USAGE);
-    return values.help ? 0 : 2;
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    console.error(USAGE);
+    return 2;
   }
   const modulePath = resolve(positionals[0]!);
+  if (!existsSync(modulePath)) {
+    console.error(`sessionkit-conformance: no such module: ${modulePath}`);
+    return 2;
+  }
   const specs = values.spec ? values.spec.split(',').map((s) => s.trim()) : undefined;
   for (const s of specs ?? []) {
     if (!(SPEC_NAMES as readonly string[]).includes(s)) {
@@ -42,6 +56,22 @@ async function main(): Promise<number> {
       );
       return 2;
     }
+  }
+  // The model-based spec reads its settings from the environment (see modelSettings).
+  for (const [flag, env, min] of [
+    ['seed', 'SESSIONKIT_MODEL_SEED', Number.MIN_SAFE_INTEGER],
+    ['runs', 'SESSIONKIT_MODEL_RUNS', 1],
+  ] as const) {
+    const raw = values[flag];
+    if (raw === undefined) continue;
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isSafeInteger(n) || n < min) {
+      console.error(
+        `sessionkit-conformance: --${flag} must be an integer${min === 1 ? ' ≥ 1' : ''}, got "${raw}"`,
+      );
+      return 2;
+    }
+    process.env[env] = String(n);
   }
   const work = mkdtempSync(join(tmpdir(), 'sessionkit-conformance-'));
   const reportFile = values.report ? resolve(values.report) : join(work, 'report.json');
@@ -62,7 +92,8 @@ async function main(): Promise<number> {
         '',
       ].join('\n'),
     );
-    const { startVitest } = await import('vitest/node');
+    const startVitest = await loadVitest();
+    if (!startVitest) return 2;
     const vitest = await startVitest('test', [], {
       root: work,
       config: false,
@@ -88,6 +119,23 @@ async function main(): Promise<number> {
     return failed === 0 && passed > 0 ? 0 : 1;
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+type StartVitest = typeof import('vitest/node').startVitest;
+
+/** vitest's runner, or undefined (after a clear message) when the peer is not installed. */
+async function loadVitest(): Promise<StartVitest | undefined> {
+  try {
+    return (await import('vitest/node')).startVitest;
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw e;
+    console.error(
+      'sessionkit-conformance: vitest is not installed. It is a peer dependency of ' +
+        '@sessionkit/conformance: npm install -D vitest',
+    );
+    return undefined;
   }
 }
 

@@ -10,6 +10,7 @@ import type {
   TestStatus,
 } from './types.js';
 import { SPEC_NAMES } from './types.js';
+import { WriteWatch, watchedInitializer } from './write-watch.js';
 
 /** Thrown inside a test to record it as skipped with a reason (a probe or fault hook is missing). */
 export class SkipTest extends Error {
@@ -160,16 +161,21 @@ export async function executeTest(
       };
     }
     const s = store;
+    // Every write of the test, through the store or a peer, is followed by the listing
+    // invariant check (see write-watch.ts).
+    const watch = new WriteWatch(init.probes?.messageBodyReads);
+    const watched = watch.wrap(s);
     let peer: Store | undefined;
     const ctx: TestContext = {
-      store: s,
-      init,
+      store: watched,
+      init: watchedInitializer(init, watch),
       hasPeer: typeof init.createPeer === 'function',
       peer: async () => {
-        if (!init.createPeer) return s;
+        if (!init.createPeer) return watched;
         if (!peer) {
-          peer = await init.createPeer(s);
-          peers.push(peer);
+          const raw = await init.createPeer(s);
+          peers.push(raw);
+          peer = watch.wrap(raw);
         }
         return peer;
       },
@@ -195,8 +201,9 @@ export async function executeTest(
 }
 
 function describeError(e: unknown): string {
-  if (e instanceof Error) return `${e.name}: ${e.message}`.slice(0, 2000);
-  return String(e).slice(0, 2000);
+  // Long enough for a model-based failure: its seed, first mismatch and shrunk sequence.
+  if (e instanceof Error) return `${e.name}: ${e.message}`.slice(0, 6000);
+  return String(e).slice(0, 6000);
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, name: string): Promise<T> {

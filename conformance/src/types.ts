@@ -70,6 +70,11 @@ export const SPEC_NAMES = [
   'repairer',
   'bad-input',
   'concurrency',
+  'merge',
+  'value-limits',
+  'search',
+  'message-window',
+  'model',
 ] as const;
 
 export type SpecName = (typeof SPEC_NAMES)[number];

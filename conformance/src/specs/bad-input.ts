@@ -13,12 +13,14 @@ import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { expectCode, listAll, msg, turns } from './util.js';
 
-interface Seed {
+/** The session a bad-input case runs against, and its folder. */
+export interface Seed {
   session: Session;
   folder: string;
 }
 
-interface BadInput {
+/** One call that must be rejected (`invalid_argument` unless `code`) and change nothing. */
+export interface BadInput {
   name: string;
   capability: 'Store' | Capability;
   code?: ErrorCode;
@@ -361,8 +363,20 @@ const ID_SWEEP: {
   },
 ];
 
+const CREATED_BY_MISTAKE = [
+  'bad-fn',
+  'bad-bigint',
+  'bad-cycle',
+  'neg-tokens',
+  'bad-date',
+  'bad-meta',
+  'nul-title',
+  'self-parent',
+  'unknown-field',
+];
+
 /** Seeds a session (with status, an event and a binding where supported). */
-async function seedStore(store: FullStore, id: string, folder: string): Promise<Seed> {
+export async function seedStore(store: FullStore, id: string, folder: string): Promise<Seed> {
   const session = await store.create({ id, folder, title: 'seed', messages: turns(2) });
   const caps = new Set(detectCapabilities(store));
   if (caps.has('RuntimeStatusStore')) await store.saveRuntimeStatus(session.id, { seeded: true });
@@ -371,24 +385,21 @@ async function seedStore(store: FullStore, id: string, folder: string): Promise<
   return { session, folder };
 }
 
-/** Everything observable about the seed and its folder, to prove nothing was written. */
-async function observe(store: Store, seed: Seed): Promise<string> {
+/**
+ * Everything observable about the seed and its folder, to prove nothing was written;
+ * `ids` are sessions a bad case might have created by mistake.
+ */
+export async function observe(
+  store: Store,
+  seed: Seed,
+  ids: readonly string[] = CREATED_BY_MISTAKE,
+): Promise<string> {
   const caps = store as Partial<FullStore>;
   const parts: unknown[] = [
     await listAll(store, seed.folder, { includeArchived: true }),
     await store.load(seed.session.id),
   ];
-  for (const id of [
-    'bad-fn',
-    'bad-bigint',
-    'bad-cycle',
-    'neg-tokens',
-    'bad-date',
-    'bad-meta',
-    'nul-title',
-    'self-parent',
-    'unknown-field',
-  ]) {
+  for (const id of ids) {
     parts.push(
       await store.load(id).then(
         () => `${id} exists`,

@@ -1,7 +1,15 @@
-import { type Brancher, commitTurn, type Store } from '@sessionkit/core';
+import { type Brancher, type Committer, commitTurn, type Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, race, tally, turn, turns } from './util.js';
+import {
+  createSession,
+  expectCode,
+  expectListedAsLoaded,
+  race,
+  tally,
+  turn,
+  turns,
+} from './util.js';
 
 type B = Store & Brancher;
 const brancher = (s: Store) => s as B;
@@ -88,6 +96,223 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
     expect((await ctx.store.load(source.id)).messages).toEqual(turns(3));
     await expectCode(brancher(ctx.store).clone(ctx.id()), 'not_found');
   });
+
+  t.test('clone carries state and mode and is listed as loaded', async (ctx) => {
+    // DESIGN: clone → independent duplicate with the full history, counters, state and
+    // mode, no parent link, metadata.clonedFrom = id; its summary equals load().
+    const folder = ctx.folder();
+    const source = await createSession(ctx, {
+      folder,
+      messages: turns(2),
+      state: { plan: [{ step: 1 }], goal: 'ship' },
+      mode: 'plan',
+      tokenCount: 7,
+      costUsd: 0.25,
+      turnCount: 2,
+      status: 'waiting',
+    });
+    const copy = await brancher(ctx.store).clone(source.id);
+    for (const x of [copy, await ctx.store.load(copy.id)]) {
+      expect(x).toMatchObject({
+        state: { plan: [{ step: 1 }], goal: 'ship' },
+        mode: 'plan',
+        tokenCount: 7,
+        costUsd: 0.25,
+        turnCount: 2,
+        folder,
+        messages: turns(2),
+      });
+    }
+    const summary = (await ctx.store.list({ folder })).find((x) => x.id === copy.id);
+    expect(summary).toMatchObject({ state: copy.state, mode: 'plan', messageCount: 4 });
+    await expectListedAsLoaded(ctx.store, copy.id);
+    await expectListedAsLoaded(ctx.store, source.id);
+  });
+
+  t.test('branch carries the parent state, mode and counters', async (ctx) => {
+    // DESIGN: branch → the parent's first atTurn messages, the parent's counters, state
+    // and mode, parentId set, branchedAtTurn = atTurn.
+    const parent = await createSession(ctx, {
+      messages: turns(2),
+      mode: 'plan',
+      state: { plan: ['a', 'b'], goal: null },
+      tokenCount: 11,
+      costUsd: 0.5,
+      turnCount: 2,
+    });
+    const child = await brancher(ctx.store).branch(parent.id, 2);
+    for (const x of [child, await ctx.store.load(child.id)]) {
+      expect(x).toMatchObject({
+        mode: 'plan',
+        state: { plan: ['a', 'b'], goal: null },
+        tokenCount: 11,
+        costUsd: 0.5,
+        turnCount: 2,
+        parentId: parent.id,
+        branchedAtTurn: 2,
+      });
+    }
+    const plain = await createSession(ctx, { messages: turns(1) });
+    const plainChild = await brancher(ctx.store).branch(plain.id, 0);
+    expect(plainChild.mode ?? undefined).toBeUndefined();
+    expect(plainChild.state ?? undefined).toBeUndefined();
+    // DESIGN: undefined object properties are dropped.
+    expect(Object.keys(plainChild)).not.toContain('mode');
+    expect(Object.keys(plainChild)).not.toContain('state');
+    expect(Object.keys(await ctx.store.load(plainChild.id))).not.toContain('state');
+  });
+
+  t.testFor(
+    'Brancher',
+    'a child created with a parentId merges like a branch made at that moment',
+    async (ctx) => {
+      // DESIGN: create keeps parentId (imports restore trees); a merge fast-forwards the
+      // parent unless its history changed after the branch point, and the parent ends
+      // with its own counters plus what the branch added.
+      const store = ctx.store as Store & Brancher & Committer;
+      const parent = await createSession(ctx, { messages: turns(3), tokenCount: 10 });
+      // The parent rewrites its history before the child is imported: that is before
+      // the child's branch point, so it does not block the merge.
+      await store.commit(parent.id, { replace: turns(2) });
+      const child = await createSession(ctx, {
+        parentId: parent.id,
+        branchedAtTurn: 4,
+        messages: turns(2),
+        tokenCount: 10,
+      });
+      await store.commit(child.id, { append: turn(2), increment: { tokenCount: 5 } });
+      await store.commit(parent.id, { increment: { tokenCount: 1 } });
+      const merged = await store.merge(child.id);
+      expect(merged.messages).toEqual(turns(3));
+      expect(merged.tokenCount).toBe(16);
+      // A rewrite of the parent after the import does block the next merge.
+      const second = await createSession(ctx, {
+        parentId: parent.id,
+        branchedAtTurn: 6,
+        messages: turns(3),
+      });
+      await store.commit(parent.id, { replace: turns(3, 'other') });
+      await expectCode(store.merge(second.id), 'merge_diverged');
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'merge errors name the adapter and the session',
+    async (ctx) => {
+      // DESIGN: messages name the adapter and the id.
+      const store = ctx.store as Store & Brancher & Committer;
+      const root = await createSession(ctx, { messages: turns(1) });
+      const child = await store.branch(root.id, 2);
+      await store.commit(root.id, { append: turn(1) });
+      const messageOf = async (p: Promise<unknown>) =>
+        p.then(
+          () => '',
+          (e: unknown) => (e instanceof Error ? e.message : String(e)),
+        );
+      const diverged = await messageOf(store.merge(child.id));
+      expect(diverged).toMatch(/^\[sessionkit\/[a-z0-9-]+\] /);
+      expect(diverged).toContain(child.id);
+      const rewritten = await createSession(ctx, { messages: turns(1) });
+      const second = await store.branch(rewritten.id, 2);
+      await store.commit(rewritten.id, { replace: turns(1, 'x') });
+      expect(await messageOf(store.merge(second.id))).toContain(second.id);
+      expect(await messageOf(store.merge(root.id))).toContain(root.id);
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a branch promoted past its deleted parent merges on its grandparent base',
+    async (ctx) => {
+      // DESIGN: delete promotes children to the grandparent, branch point re-based; a merge
+      // diverges only if the new parent's history changed after that point, and the
+      // parent keeps its own counter changes plus what the branch added.
+      const store = ctx.store as Store & Brancher & Committer;
+      const g = await createSession(ctx, { messages: turns(1), tokenCount: 10 });
+      // g rewrites its history before anything branches from it.
+      await store.commit(g.id, { replace: turns(2) });
+      const p = await store.branch(g.id, 4);
+      const c = await store.branch(p.id, 4);
+      await store.commit(c.id, { append: turn(2), increment: { tokenCount: 5 } });
+      await store.commit(g.id, { increment: { tokenCount: 1 } });
+      await store.delete(p.id);
+      const promoted = await store.load(c.id);
+      expect(promoted.parentId).toBe(g.id);
+      expect(promoted.branchedAtTurn).toBe(4);
+      const merged = await store.merge(c.id);
+      expect(merged.messages).toEqual(turns(3));
+      expect(merged.tokenCount).toBe(16);
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a merge that adds nothing does not block a sibling branch',
+    async (ctx) => {
+      // DESIGN: merge_diverged only when the parent's history changed after the branch
+      // point; fast-forwarding to an identical history changes nothing.
+      const store = ctx.store as Store & Brancher & Committer;
+      const p = await createSession(ctx, { messages: turns(2) });
+      const idle = await store.branch(p.id, 4);
+      const busy = await store.branch(p.id, 4);
+      await store.merge(idle.id);
+      await store.commit(busy.id, { append: turn(2) });
+      expect((await store.merge(busy.id)).messages).toEqual(turns(3));
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a session promoted to a root keeps serving merges of its own branches',
+    async (ctx) => {
+      // DESIGN: delete promotes children (to roots when the deleted session was a root);
+      // a merge diverges only if the parent's history changed after the branch point.
+      const store = ctx.store as Store & Brancher & Committer;
+      const r = await createSession(ctx, { messages: turns(1) });
+      const c = await store.branch(r.id, 2);
+      // c rewrites its own history before d branches from it: d's base is that state.
+      await store.commit(c.id, { replace: turns(2) });
+      const d = await store.branch(c.id, 4);
+      await store.commit(d.id, { append: turn(2) });
+      await store.delete(r.id);
+      expect((await store.load(c.id)).parentId ?? undefined).toBeUndefined();
+      expect((await store.merge(d.id)).messages).toEqual(turns(3));
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a merge whose counters would leave their range is rejected and writes nothing',
+    async (ctx) => {
+      // DESIGN: tokenCount and turnCount are safe integers, costUsd finite; a result that
+      // would leave that range is rejected, not stored. The parent keeps its own changes
+      // plus what the branch added, so both sides' increments count.
+      const store = ctx.store as Store & Brancher & Committer;
+      const max = Number.MAX_SAFE_INTEGER;
+      const p = await createSession(ctx, { messages: turns(1), tokenCount: max - 10 });
+      const c = await store.branch(p.id, 2);
+      await store.commit(c.id, { append: turn(1), increment: { tokenCount: 6 } });
+      await store.commit(p.id, { increment: { tokenCount: 6 } });
+      const before = await store.load(p.id);
+      await expectCode(store.merge(c.id), 'invalid_argument');
+      expect(await store.load(p.id)).toEqual(before);
+      const half = Number.MAX_VALUE / 2;
+      const q = await createSession(ctx, { messages: turns(1), costUsd: half });
+      const d = await store.branch(q.id, 2);
+      await store.commit(d.id, { increment: { costUsd: half } });
+      await store.commit(q.id, { patch: { costUsd: Number.MAX_VALUE } });
+      const qBefore = await store.load(q.id);
+      await expectCode(store.merge(d.id), 'invalid_argument');
+      expect(await store.load(q.id)).toEqual(qBefore);
+    },
+    { requires: ['Committer'] },
+  );
 
   t.test('clone of a branch has no parent link and no branch point', async (ctx) => {
     const parent = await createSession(ctx, { messages: turns(2) });

@@ -1,7 +1,15 @@
 import type { Committer, FullStore, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, msg, sleep, turn, turns } from './util.js';
+import {
+  createSession,
+  expectCode,
+  expectListedAsLoaded,
+  msg,
+  sleep,
+  turn,
+  turns,
+} from './util.js';
 
 const committer = (s: Store) => s as Store & Committer;
 
@@ -130,6 +138,114 @@ export const committerSpec = defineSpec('committer', 'Committer', (t) => {
     });
     expect(ok.messageCount).toBe(6);
     expect((await ctx.store.load(s.id)).messages).toEqual(turns(3));
+  });
+
+  t.test('expectedMessageCount 0 holds only for an empty history', async (ctx) => {
+    // DESIGN: an expectation that does not hold (including expectedMessageCount: 0) →
+    // conflict and nothing written. 0 is an expectation, not an absent one.
+    const s = await createSession(ctx, { messages: turns(1) });
+    await expectCode(
+      committer(ctx.store).commit(s.id, {
+        expectedMessageCount: 0,
+        append: turn(5),
+        patch: { title: 'x' },
+        increment: { tokenCount: 1 },
+      }),
+      'conflict',
+    );
+    expect(await ctx.store.load(s.id)).toEqual(s);
+    const empty = await createSession(ctx);
+    const r = await committer(ctx.store).commit(empty.id, {
+      expectedMessageCount: 0,
+      append: turn(0),
+    });
+    expect(r.messageCount).toBe(2);
+    await expectCode(
+      committer(ctx.store).commit(empty.id, { expectedMessageCount: 0, append: turn(1) }),
+      'conflict',
+    );
+    expect((await ctx.store.load(empty.id)).messages).toEqual(turn(0));
+  });
+
+  t.test('a commit whose expectation fails changes no counter and no field', async (ctx) => {
+    // DESIGN: with an expectation that does not hold → conflict and nothing at all is
+    // written, counters included.
+    const s = await createSession(ctx, {
+      messages: turns(1),
+      tokenCount: 10,
+      costUsd: 0.5,
+      turnCount: 1,
+      metadata: { k: 'v' },
+      state: { n: 1 },
+    });
+    const change = {
+      append: turn(1),
+      patch: { title: 'x', metadata: { k: null, j: 'w' }, state: { n: 2 }, mode: 'm' },
+      increment: { tokenCount: 5, costUsd: 0.25, turnCount: 1 },
+    };
+    await expectCode(
+      committer(ctx.store).commit(s.id, { ...change, expectedRevision: 2 }),
+      'conflict',
+    );
+    await expectCode(
+      committer(ctx.store).commit(s.id, { ...change, expectedMessageCount: 3 }),
+      'conflict',
+    );
+    await expectCode(
+      committer(ctx.store).commit(s.id, {
+        ...change,
+        expectedRevision: 1,
+        expectedMessageCount: 1,
+      }),
+      'conflict',
+    );
+    expect(await ctx.store.load(s.id)).toEqual(s);
+    const ok = await committer(ctx.store).commit(s.id, {
+      ...change,
+      expectedRevision: 1,
+      expectedMessageCount: 2,
+    });
+    expect(ok.revision).toBe(2);
+    expect(await ctx.store.load(s.id)).toMatchObject({
+      tokenCount: 15,
+      costUsd: 0.75,
+      turnCount: 2,
+      title: 'x',
+      metadata: { j: 'w' },
+      state: { n: 2 },
+      mode: 'm',
+    });
+  });
+
+  t.test('list follows a commit that moves the folder, archives and unarchives', async (ctx) => {
+    // DESIGN: a summary always equals the loaded session without its messages, after
+    // every kind of write; folder matches exactly and archived sessions are hidden.
+    const from = ctx.folder();
+    const to = ctx.folder();
+    const s = await createSession(ctx, {
+      folder: from,
+      messages: turns(1),
+      createdAt: new Date(Date.UTC(2024, 0, 1)),
+      updatedAt: new Date(Date.UTC(2024, 0, 2)),
+    });
+    await createSession(ctx, { folder: from, title: 'stays' });
+    const c = committer(ctx.store);
+    await c.commit(s.id, { patch: { folder: to } });
+    expect((await ctx.store.list({ folder: from })).map((x) => x.id)).not.toContain(s.id);
+    let [listed] = await ctx.store.list({ folder: to });
+    expect(listed?.id).toBe(s.id);
+    await expectListedAsLoaded(ctx.store, s.id);
+    const archivedAt = new Date(Date.UTC(2024, 6, 1));
+    await c.commit(s.id, { append: turn(1), patch: { archivedAt } });
+    expect(await ctx.store.list({ folder: to })).toEqual([]);
+    [listed] = await ctx.store.list({ folder: to, includeArchived: true });
+    expect(listed?.archivedAt?.getTime()).toBe(archivedAt.getTime());
+    expect(listed?.messageCount).toBe(4);
+    await expectListedAsLoaded(ctx.store, s.id);
+    await c.commit(s.id, { patch: { archivedAt: null, folder: from } });
+    expect((await ctx.store.list({ folder: from })).map((x) => x.id)).toContain(s.id);
+    expect(await ctx.store.list({ folder: to, includeArchived: true })).toEqual([]);
+    await expectListedAsLoaded(ctx.store, s.id);
   });
 
   t.test('an append reads no stored message bodies', async (ctx) => {

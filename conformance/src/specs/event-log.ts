@@ -1,7 +1,7 @@
-import type { Committer, EventLog, Store } from '@sessionkit/core';
+import type { Brancher, Committer, EventLog, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, race, tally, turn } from './util.js';
+import { createSession, expectCode, race, tally, turn, turns } from './util.js';
 
 type E = Store & EventLog;
 
@@ -71,6 +71,47 @@ export const eventLogSpec = defineSpec('event-log', 'EventLog', (t) => {
       expect((await store.load(s.id)).revision).toBe(2);
     },
     { requires: ['Committer'] },
+  );
+
+  t.test('events rejects unknown options and a limit over 10000', async (ctx) => {
+    // DESIGN: events(id, {afterSequence?, limit?}), limit 1–10000, unknown keys rejected.
+    const store = ctx.store as E;
+    const s = await createSession(ctx);
+    for (let i = 1; i <= 3; i++) await store.append(s.id, 'tick', { i });
+    const bad = [
+      { afterSequnce: 1 },
+      { after: 1 },
+      { limit: 2, offset: 1 },
+      { limit: 10_001 },
+      { limit: 1_000_000 },
+    ];
+    for (const query of bad) {
+      await expectCode(store.events(s.id, query as never), 'invalid_argument');
+    }
+    expect((await store.events(s.id, { limit: 10_000 })).map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect((await store.events(s.id, { limit: 1 })).map((e) => e.sequence)).toEqual([1]);
+    expect(await store.events(s.id, {})).toHaveLength(3);
+  });
+
+  t.testFor(
+    'EventLog',
+    'new, branched and cloned sessions start with an empty log of their own',
+    async (ctx) => {
+      // DESIGN: sequences 1, 2, 3 … gapless per session; a branch or clone is a new
+      // session (its log starts empty; events are not part of the copied history).
+      const store = ctx.store as E & Brancher;
+      const s = await createSession(ctx, { messages: turns(1) });
+      expect(await store.events(s.id)).toEqual([]);
+      await store.append(s.id, 'source');
+      for (const copy of [await store.branch(s.id, 2), await store.clone(s.id)]) {
+        expect(await store.events(copy.id)).toEqual([]);
+        const e = await store.append(copy.id, 'own', { id: copy.id });
+        expect(e.sequence).toBe(1);
+        expect(await store.events(copy.id)).toEqual([e]);
+      }
+      expect((await store.events(s.id)).map((e) => e.type)).toEqual(['source']);
+    },
+    { requires: ['Brancher'] },
   );
 
   t.test('events of a missing session fail with not_found', async (ctx) => {

@@ -6,11 +6,16 @@ import { committerSpec } from './committer.js';
 import { concurrencySpec } from './concurrency.js';
 import { eventLogSpec } from './event-log.js';
 import { historyReaderSpec } from './history-reader.js';
+import { mergeSpec } from './merge.js';
+import { messageWindowSpec } from './message-window.js';
+import { modelBasedSpec } from './model-based.js';
 import { prunerSpec } from './pruner.js';
 import { repairerSpec } from './repairer.js';
 import { runtimeStatusSpec } from './runtime-status.js';
+import { searchSpec } from './search.js';
 import { sessionRouterSpec } from './session-router.js';
 import { storeSpec } from './store.js';
+import { valueLimitsSpec } from './value-limits.js';
 
 /** Every spec file's tests, in the order they run. */
 export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
@@ -25,6 +30,11 @@ export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
   repairer: repairerSpec,
   'bad-input': [...badInputSpec, ...badIdSweepSpec],
   concurrency: concurrencySpec,
+  merge: mergeSpec,
+  'value-limits': valueLimitsSpec,
+  search: searchSpec,
+  'message-window': messageWindowSpec,
+  model: modelBasedSpec,
 };
 
 /** Human titles used in `describe` blocks. */
@@ -40,4 +50,9 @@ export const SPEC_TITLES: Record<SpecName, string> = {
   repairer: 'Repairer',
   'bad-input': 'bad input',
   concurrency: 'concurrency',
+  merge: 'Brancher: merge rules',
+  'value-limits': 'value limits',
+  search: 'search',
+  'message-window': 'HistoryReader: windows',
+  model: 'model-based',
 };

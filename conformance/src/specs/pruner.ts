@@ -56,6 +56,68 @@ export const prunerSpec = defineSpec('pruner', 'Pruner', (t) => {
     },
   );
 
+  t.test('enforceMax ranks roots by updatedAt, not createdAt', async (ctx) => {
+    // DESIGN: keeps the newest max roots by updatedAt. createdAt runs the other way here.
+    const store = ctx.store as P;
+    const folder = ctx.folder();
+    const roots = [];
+    for (let i = 0; i < 6; i++) {
+      roots.push(
+        await createSession(ctx, { folder, createdAt: at(100 - i), updatedAt: at(200 + i) }),
+      );
+    }
+    expect(await store.enforceMax(2)).toBe(4);
+    const left = (await listAll(store, folder, { includeArchived: true })).map((s) => s.id);
+    expect(left).toEqual([roots[5]!.id, roots[4]!.id]);
+  });
+
+  t.test('sub-sessions never take places among the newest max roots', async (ctx) => {
+    // DESIGN: sub-sessions neither count nor are selected, however new they are.
+    const store = ctx.store as P;
+    const folder = ctx.folder();
+    const r1 = await createSession(ctx, { folder, updatedAt: at(1) });
+    const r2 = await createSession(ctx, { folder, updatedAt: at(2) });
+    const r3 = await createSession(ctx, { folder, updatedAt: at(3) });
+    const newest = await createSession(ctx, {
+      folder,
+      updatedAt: at(10),
+      parentId: r2.id,
+      branchedAtTurn: 0,
+    });
+    const newer = await createSession(ctx, {
+      folder,
+      updatedAt: at(9),
+      parentId: newest.id,
+      branchedAtTurn: 0,
+    });
+    expect(await store.enforceMax(2)).toBe(1);
+    await expectCode(store.load(r1.id), 'not_found');
+    for (const kept of [r2, r3, newest, newer])
+      expect((await store.load(kept.id)).id).toBe(kept.id);
+    expect((await store.load(newest.id)).parentId).toBe(r2.id);
+    expect((await store.load(newer.id)).parentId).toBe(newest.id);
+  });
+
+  t.test('enforceMax breaks updatedAt ties by id, as list orders them', async (ctx) => {
+    // DESIGN: ties by id, as list orders them (id desc in byte order: "a…" after "B…").
+    const store = ctx.store as P;
+    const folder = ctx.folder();
+    const prefix = ctx.id('tie');
+    const updatedAt = at(5);
+    for (const x of ['a', 'B', 'A', 'b', 'a-b', 'a_b', '0', 'Z9']) {
+      await store.create({ id: `${prefix}-${x}`, folder, updatedAt, createdAt: at(0) });
+    }
+    const ordered = (await listAll(store, folder, { includeArchived: true })).map((s) => s.id);
+    expect(await store.enforceMax(3)).toBe(5);
+    const left = (await listAll(store, folder, { includeArchived: true })).map((s) => s.id);
+    expect(left).toEqual(ordered.slice(0, 3));
+    const bytewise = ordered
+      .slice()
+      .sort((a, b) => Buffer.compare(Buffer.from(b), Buffer.from(a)))
+      .slice(0, 3);
+    expect(left).toEqual(bytewise);
+  });
+
   t.test('enforceMax with max <= 0 or max >= the number of roots deletes nothing', async (ctx) => {
     const store = ctx.store as P;
     const folder = ctx.folder();

@@ -143,6 +143,112 @@ export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (
     expect((await store.recent(10)).map((r) => r.sessionId)).toEqual([b.id]);
   });
 
+  t.test('recent without a limit returns the newest 50 bindings', async (ctx) => {
+    // DESIGN: recent(limit) newest first; absent or 0 → 50, at most 1000.
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    for (let i = 0; i < 60; i++) await store.bind('telegram', `chat-${i}`, '', a.id);
+    const all = await store.recent(1000);
+    expect(all).toHaveLength(60);
+    expect(await store.recent()).toEqual(all.slice(0, 50));
+    expect(await store.recent(0)).toEqual(all.slice(0, 50));
+    expect(await store.recent(51)).toEqual(all.slice(0, 51));
+    // Newest first: every row is at least as new as the next one.
+    for (let i = 1; i < all.length; i++) {
+      expect(all[i - 1]!.updatedAt.getTime()).toBeGreaterThanOrEqual(all[i]!.updatedAt.getTime());
+    }
+  });
+
+  t.test('re-binding a tuple sets its time to now and moves it to the front', async (ctx) => {
+    // DESIGN: bind needs an existing session and re-binding sets the time to now.
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    await store.bind('telegram', 'first', '', a.id);
+    await sleep(2);
+    await store.bind('telegram', 'second', '', b.id);
+    const before = await store.recent(10);
+    expect(before.map((r) => r.chatKey)).toEqual(['second', 'first']);
+    await sleep(2);
+    await store.bind('telegram', 'first', '', a.id);
+    const same = await store.recent(10);
+    expect(same.map((r) => r.chatKey)).toEqual(['first', 'second']);
+    expect(same[0]!.updatedAt.getTime()).toBeGreaterThan(before[0]!.updatedAt.getTime());
+    await sleep(2);
+    await store.bind('telegram', 'second', '', a.id);
+    const moved = await store.recent(10);
+    expect(moved.map((r) => [r.chatKey, r.sessionId])).toEqual([
+      ['second', a.id],
+      ['first', a.id],
+    ]);
+    expect(moved[0]!.updatedAt.getTime()).toBeGreaterThan(same[0]!.updatedAt.getTime());
+  });
+
+  t.test('unbind removes the row from recent', async (ctx) => {
+    // DESIGN: unbind — the row is gone, also from recent.
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await store.bind('slack', 'c', 'x', a.id);
+    await sleep(2);
+    await store.bind('slack', 'c', 'y', a.id);
+    await store.unbind('slack', 'c', 'y');
+    const rows = await store.recent(10);
+    expect(rows.map((r) => [r.channel, r.chatKey, r.thread, r.sessionId])).toEqual([
+      ['slack', 'c', 'x', a.id],
+    ]);
+    await store.unbind('slack', 'c', 'x');
+    expect(await store.recent(10)).toEqual([]);
+    expect(await store.recent()).toEqual([]);
+  });
+
+  t.test('follow "tui" with an empty live session id resolves to the binding', async (ctx) => {
+    // "tui" follows liveSessionId; when the TUI has no session open (liveSessionId ""),
+    // core's resolve rule (resolveRoute) falls back to the tuple's binding, or "".
+    const store = ctx.store as R;
+    const bound = await createSession(ctx);
+    const live = await createSession(ctx);
+    await store.bind('telegram', 'c', '', bound.id);
+    await store.follow('telegram', 'c', 'tui');
+    expect(await store.resolve('telegram', 'c', '', '')).toBe(bound.id);
+    expect(await store.resolve('telegram', 'c', 'unbound-thread', '')).toBe('');
+    expect(await store.resolve('telegram', 'c', '', live.id)).toBe(live.id);
+    expect(await store.resolve('telegram', 'c', 'unbound-thread', live.id)).toBe(live.id);
+  });
+
+  t.test('resolve and follow reject malformed session ids', async (ctx) => {
+    // DESIGN: every method validates ids (invalid_argument before any I/O); a follow
+    // target is "", "tui" or a session id; liveSessionId is "" or a session id.
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    await store.bind('telegram', 'c', '', a.id);
+    for (const bad of ['../x', 'a/b', '.hidden', 'x'.repeat(129), 'nul\u0000']) {
+      await expectCode(store.resolve('telegram', 'c', '', bad), 'invalid_argument');
+      await expectCode(store.follow('telegram', 'c', bad), 'invalid_argument');
+    }
+    expect(await store.resolve('telegram', 'c', '', '')).toBe(a.id);
+    await store.follow('telegram', 'c', 'tui');
+    await store.follow('telegram', 'c', '');
+    expect(await store.resolve('telegram', 'c', '', a.id)).toBe(a.id);
+  });
+
+  t.test('deleting a session keeps the bindings and pins of other sessions', async (ctx) => {
+    // DESIGN: deleting a session removes ITS bindings and the follow pins that name it.
+    const store = ctx.store as R;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    const live = await createSession(ctx);
+    await store.bind('telegram', 'c', '', a.id);
+    await store.bind('telegram', 'd', '', b.id);
+    await store.follow('telegram', 'd', b.id);
+    await store.follow('telegram', 'e', 'tui');
+    await store.follow('telegram', 'f', a.id);
+    await store.delete(a.id);
+    expect(await store.resolve('telegram', 'd', '', '')).toBe(b.id);
+    expect(await store.resolve('telegram', 'e', '', live.id)).toBe(live.id);
+    expect(await store.resolve('telegram', 'f', '', '')).toBe('');
+    expect((await store.recent()).map((r) => r.sessionId)).toEqual([b.id]);
+  });
+
   t.test('router keys round-trip unicode and SQL-looking text literally', async (ctx) => {
     const store = ctx.store as R;
     const a = await createSession(ctx);

@@ -1,7 +1,15 @@
 import type { FullStore, Session, SessionSummary } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, listAll, msg, sleep, turns } from './util.js';
+import {
+  createSession,
+  expectCode,
+  expectListedAsLoaded,
+  listAll,
+  msg,
+  sleep,
+  turns,
+} from './util.js';
 
 const ids = (xs: { id: string }[]) => xs.map((x) => x.id);
 
@@ -135,6 +143,98 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
     },
   );
 
+  t.test('save without state, mode or archivedAt clears them', async (ctx) => {
+    // DESIGN: save replaces the stored session; absent optional fields (state, mode,
+    // archivedAt) are cleared.
+    const folder = ctx.folder();
+    const s = await createSession(ctx, {
+      folder,
+      state: { plan: ['a'] },
+      mode: 'plan',
+      archivedAt: new Date(Date.UTC(2024, 1, 1)),
+    });
+    const { state: _state, mode: _mode, archivedAt: _archivedAt, ...rest } = s;
+    const saved = await ctx.store.save({ ...rest, title: 'cleared' });
+    for (const x of [saved, await ctx.store.load(s.id)]) {
+      expect(x.state ?? undefined).toBeUndefined();
+      expect(x.mode ?? undefined).toBeUndefined();
+      expect(x.archivedAt ?? undefined).toBeUndefined();
+      expect(x.title).toBe('cleared');
+    }
+    const [summary] = await ctx.store.list({ folder });
+    expect(summary?.id).toBe(s.id);
+    expect(summary?.state ?? undefined).toBeUndefined();
+    expect(summary?.mode ?? undefined).toBeUndefined();
+    const again = await ctx.store.save({ ...saved, state: { plan: ['b'] }, mode: 'code' });
+    const cleared = await ctx.store.save({ ...again, state: undefined, mode: undefined });
+    expect(cleared.state ?? undefined).toBeUndefined();
+    expect(cleared.mode ?? undefined).toBeUndefined();
+    await expectListedAsLoaded(ctx.store, s.id);
+  });
+
+  t.test('list follows a save that moves the folder and archives', async (ctx) => {
+    // DESIGN: a summary always equals the loaded session without its messages after every
+    // kind of write; folder matches exactly; archived sessions are hidden by default.
+    const from = ctx.folder();
+    const to = ctx.folder();
+    const s = await createSession(ctx, { folder: from, messages: turns(1) });
+    const moved = await ctx.store.save({ ...s, folder: to, messages: turns(2) });
+    expect(await ctx.store.list({ folder: from })).toEqual([]);
+    expect((await ctx.store.list({ folder: to })).map((x) => [x.id, x.messageCount])).toEqual([
+      [s.id, 4],
+    ]);
+    const archived = await ctx.store.save({ ...moved, archivedAt: new Date() });
+    expect(await ctx.store.list({ folder: to })).toEqual([]);
+    await expectListedAsLoaded(ctx.store, s.id);
+    await ctx.store.save({ ...archived, archivedAt: undefined, folder: from });
+    expect((await ctx.store.list({ folder: from })).map((x) => x.id)).toEqual([s.id]);
+    expect(await ctx.store.list({ folder: to, includeArchived: true })).toEqual([]);
+    await expectListedAsLoaded(ctx.store, s.id);
+  });
+
+  t.test('results never carry undefined properties', async (ctx) => {
+    // DESIGN: undefined object properties are dropped, as serialising backends do.
+    const undefinedKeys = (x: object) =>
+      Object.entries(x)
+        .filter(([, v]) => v === undefined)
+        .map(([k]) => k);
+    const folder = ctx.folder();
+    const s = await createSession(ctx, { folder, messages: turns(1) });
+    const saved = await ctx.store.save({ ...s, title: 'x' });
+    const child = await createSession(ctx, { folder, parentId: s.id, branchedAtTurn: 1 });
+    const savedChild = await ctx.store.save({ ...child, title: 'child' });
+    await ctx.store.delete(s.id);
+    const promoted = await ctx.store.load(child.id);
+    const results: object[] = [s, saved, child, savedChild, promoted];
+    results.push(await ctx.store.load(child.id), ...(await ctx.store.list({ folder })));
+    for (const r of results) expect(undefinedKeys(r)).toEqual([]);
+  });
+
+  t.test('save stores -0 counters as 0', async (ctx) => {
+    // DESIGN: -0 is stored as 0.
+    const s = await createSession(ctx);
+    const saved = await ctx.store.save({ ...s, tokenCount: -0, costUsd: -0, turnCount: -0 });
+    for (const x of [saved, await ctx.store.load(s.id)]) {
+      expect(Object.is(x.tokenCount, 0)).toBe(true);
+      expect(Object.is(x.costUsd, 0)).toBe(true);
+      expect(Object.is(x.turnCount, 0)).toBe(true);
+    }
+  });
+
+  t.test('a session re-created under a deleted id has no children of the old one', async (ctx) => {
+    // DESIGN: children is derived (the ids whose parentId is this session); delete
+    // promotes the children of the deleted session to its parent.
+    const root = await createSession(ctx);
+    const mid = await createSession(ctx, { parentId: root.id, branchedAtTurn: 0 });
+    const kid = await createSession(ctx, { parentId: mid.id, branchedAtTurn: 0 });
+    await ctx.store.delete(mid.id);
+    const again = await ctx.store.create({ id: mid.id });
+    expect(again.children).toEqual([]);
+    expect((await ctx.store.load(mid.id)).children).toEqual([]);
+    expect((await ctx.store.load(root.id)).children).toEqual([kid.id]);
+    expect((await ctx.store.load(kid.id)).parentId).toBe(root.id);
+  });
+
   t.test('save does not keep a reference to its argument', async (ctx) => {
     const s = await createSession(ctx);
     const edited = { ...s, messages: turns(2), metadata: { a: '1' }, state: { list: [1] } };
@@ -215,6 +315,19 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
     const listed = await ctx.store.list({ parentId: g.id });
     expect(ids(listed).sort()).toEqual([c1.id, c2.id].sort());
     expect(await ctx.store.list({ parentId: p.id })).toEqual([]);
+  });
+
+  t.test('a promoted child without a branch point keeps none', async (ctx) => {
+    // DESIGN: a promoted branch's branchedAtTurn is re-based (the smaller of its own and
+    // the deleted session's); a child that has none has nothing to re-base.
+    const g = await createSession(ctx);
+    const p = await createSession(ctx, { parentId: g.id, branchedAtTurn: 0 });
+    const c = await createSession(ctx, { parentId: p.id });
+    await ctx.store.delete(p.id);
+    const promoted = await ctx.store.load(c.id);
+    expect(promoted.parentId).toBe(g.id);
+    expect(promoted.branchedAtTurn ?? undefined).toBeUndefined();
+    expect(Object.keys(promoted)).not.toContain('branchedAtTurn');
   });
 
   t.test('delete of a root promotes its children to roots', async (ctx) => {

@@ -112,3 +112,20 @@ export function tally(results: PromiseSettledResult<unknown>[]): Record<string, 
   }
   return out;
 }
+
+/**
+ * Asserts the listing invariant for `id`: the store's summary of the session equals the
+ * loaded session without its messages, plus `messageCount`. The session is found through
+ * `list` with its own folder (archived included) and keyset-paged, so a large folder is
+ * fine. Returns the loaded session.
+ */
+export async function expectListedAsLoaded(store: Store, id: string): Promise<Session> {
+  const loaded = await store.load(id);
+  const { messages, ...rest } = loaded;
+  const expected = { ...rest, messageCount: messages.length };
+  const summaries = await listAll(store, loaded.folder, { includeArchived: true });
+  const summary = summaries.find((s) => s.id === id);
+  expect(summary, `session "${id}" is missing from list()`).toBeDefined();
+  expect(summary, `the summary of "${id}" differs from load()`).toEqual(expected);
+  return loaded;
+}

@@ -9,6 +9,8 @@ import {
 import { childIds, MemoryStore } from '@sessionkit/memory';
 import type { ConformanceInitializer, SpecName } from '../../src/index.js';
 import { memoryInitializer } from '../memory-initializer.js';
+import { CONTRACT_VARIANTS } from './contract-variants.js';
+import { V2_VARIANTS } from './v2-variants.js';
 
 /**
  * A deliberately broken copy of the memory adapter and the spec files meant to catch it.
@@ -38,6 +40,7 @@ function wrap(inner: MemoryStore, overrides: Partial<FullStore>): FullStore {
     'clone',
     'merge',
     'loadMessages',
+    'loadMessageWindow',
     'saveRuntimeStatus',
     'loadRuntimeStatus',
     'bind',
@@ -351,4 +354,6 @@ export const BROKEN_VARIANTS: BrokenVariant[] = [
       },
     }),
   },
+  ...CONTRACT_VARIANTS,
+  ...V2_VARIANTS,
 ];

@@ -35,9 +35,9 @@ export function savedHeader(
     updatedAt: nextUpdatedAt(stored.updatedAt, now),
     model: session.model,
     provider: session.provider,
-    tokenCount: session.tokenCount ?? 0,
-    costUsd: session.costUsd ?? 0,
-    turnCount: session.turnCount ?? 0,
+    tokenCount: (session.tokenCount ?? 0) + 0,
+    costUsd: (session.costUsd ?? 0) + 0,
+    turnCount: (session.turnCount ?? 0) + 0,
     metadata: { ...(session.metadata ?? {}) },
     status: session.status,
     revision: stored.revision + 1,
@@ -52,8 +52,8 @@ export function savedHeader(
 
 /**
  * The header of a new branch of `parent` at `atTurn` messages: the parent's title,
- * folder, model, provider, mode and counters (so a merge fast-forwards the parent to
- * complete totals), `metadata` = the parent's plus `branchedFrom`, `parentId`,
+ * folder, model, provider, mode, state (a deep copy) and counters (so a merge
+ * fast-forwards the parent to complete totals), `metadata` = the parent's plus `branchedFrom`, `parentId`,
  * `branchedAtTurn`, status `"active"`, revision 1, created and updated `now`. Check
  * `atTurn` first (`assertBranchPoint`). Pure.
  */
@@ -81,6 +81,7 @@ export function branchHeader(
     revision: 1,
   };
   if (parent.mode !== undefined) header.mode = parent.mode;
+  if (parent.state !== undefined) header.state = cloneJson(parent.state);
   return header;
 }
 

@@ -5,6 +5,8 @@ import type {
   JsonValue,
   ListOptions,
   Message,
+  MessageWindow,
+  MessageWindowQuery,
   RepairReport,
   RouterRow,
   Session,
@@ -89,10 +91,20 @@ export interface Brancher<M = Message> {
 /** Reads of committed history that are safe during concurrent turns. */
 export interface HistoryReader<M = Message> {
   /**
-   * A caller-owned snapshot of the committed messages: equal to the history before or
-   * after any concurrent commit, never a mix. Throws `not_found`.
+   * A caller-owned snapshot of the committed messages, or a window of it
+   * (`{last: n}`, `{offset, limit}`; see `MessageWindowQuery`): equal to the history (or
+   * a slice of the history) before or after any concurrent commit, never a mix. A
+   * window's cost grows with the window, not with the stored history; a window past the
+   * end is empty. Throws `not_found`, `invalid_argument` (bad window).
    */
-  loadMessages(id: string): Promise<M[]>;
+  loadMessages(id: string, window?: MessageWindowQuery): Promise<M[]>;
+  /**
+   * The same window with its absolute position, the history's length and the revision,
+   * all from one snapshot (see `MessageWindow`), for paging backwards. Optional: core's
+   * `loadMessageWindow(store, id, window)` falls back on a full `load` when a store does
+   * not have it. Throws `not_found`, `invalid_argument`.
+   */
+  loadMessageWindow?(id: string, window?: MessageWindowQuery): Promise<MessageWindow<M>>;
 }
 
 /** Observed evaluation/check state, kept apart from transcript writes. */

@@ -1,4 +1,4 @@
-import type { ErrorFactory } from './errors.js';
+import { type ErrorFactory, errorsFor } from './errors.js';
 import { newSessionId } from './ids.js';
 import type {
   CommitInput,
@@ -9,6 +9,8 @@ import type {
   SessionSummary,
 } from './types.js';
 import type { NormalizedListOptions } from './validate.js';
+
+const coreErrors = errorsFor('core');
 
 /**
  * A new session object (not yet stored): a fresh time-sortable id, `status "active"`,
@@ -55,14 +57,35 @@ export function messageText(message: unknown): string {
   return parts.join('\n');
 }
 
-/** Lower-cased search text of many messages, one line per message. */
+/**
+ * What separates two messages' texts in a search text: `"A"`. Search texts and queries
+ * are lower-cased, and no lower-cased string contains an upper-case `A`, so a query can
+ * match inside one message's text but never across two.
+ */
+export const SEARCH_TEXT_SEPARATOR = 'A';
+
+/**
+ * Lower-cased search text of many messages, each message's text after a
+ * `SEARCH_TEXT_SEPARATOR` (messages without text are skipped). Texts of later messages
+ * can be appended to it (`a + b` of two histories equals the text of both), and
+ * `searchTextMatches` finds a query only within one message.
+ */
 export function searchTextOf(messages: readonly unknown[]): string {
   let out = '';
   for (const m of messages) {
     const t = messageText(m);
-    if (t) out += `${out ? '\n' : ''}${t.toLowerCase()}`;
+    if (t) out += `${SEARCH_TEXT_SEPARATOR}${t.toLowerCase()}`;
   }
   return out;
+}
+
+/**
+ * True when the lower-cased `query` occurs in `searchText` (a `searchTextOf` result)
+ * within one message's text. `query` must already be lower-cased (as
+ * `normalizeListOptions` gives it) and not empty.
+ */
+export function searchTextMatches(searchText: string, query: string): boolean {
+  return searchText.includes(query);
 }
 
 /**
@@ -94,17 +117,28 @@ export function titleFromText(text: string): string {
 
 /**
  * A deep copy of a validated JSON value as a serialising backend would return it:
- * `undefined` object properties are dropped (JSON has no `undefined`), so in-memory
- * adapters hand back exactly what a database or file round trip would.
+ * `undefined` object properties are dropped (JSON has no `undefined`), `-0` becomes `0`,
+ * and keys such as `__proto__` stay ordinary own keys (as `JSON.parse` makes them), so
+ * in-memory adapters hand back exactly what a database or file round trip would.
+ * Recursive: call it on values `assertJsonValue` accepted (at most 512 levels deep).
  */
 export function cloneJson<T>(value: T): T {
+  if (typeof value === 'number') return (value === 0 ? 0 : value) as T;
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((item) => cloneJson(item)) as T;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    if (item !== undefined) out[key] = cloneJson(item);
+    if (item !== undefined) setOwn(out, key, cloneJson(item));
   }
   return out as T;
+}
+
+/**
+ * Sets `obj[key] = value` as an own, enumerable data property, also for `__proto__`
+ * (a plain assignment would change the prototype instead of storing the key).
+ */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** A deep, caller-owned copy of a session. */
@@ -142,12 +176,15 @@ export function checkCommitExpectations(
 /**
  * The header fields (everything but messages and children) after a commit: patch and
  * increments applied, `revision + 1`, `updatedAt = now`, `messageCount` updated.
+ * Throws `invalid_argument` (from `errors`) when an increment's result would leave the
+ * counter's range (`incrementedCount`, `incrementedCost`): check it before writing.
  * Pure; message storage is the adapter's business.
  */
 export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>(
   header: T,
   input: CommitInput<unknown>,
   now: Date,
+  errors: ErrorFactory = coreErrors,
 ): T {
   const next: T = { ...header, metadata: { ...header.metadata } };
   const p = input.patch;
@@ -163,7 +200,7 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
     if (p.metadata) {
       for (const [k, v] of Object.entries(p.metadata)) {
         if (v === null) delete next.metadata[k];
-        else next.metadata[k] = v;
+        else setOwn(next.metadata, k, v);
       }
     }
     if (p.state !== undefined) {
@@ -179,17 +216,77 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
       else next.mode = p.mode;
     }
   }
+  // `+ 0` turns a patched `-0` into `0`, as every serialising backend stores it.
+  next.tokenCount += 0;
+  next.turnCount += 0;
+  next.costUsd += 0;
   const inc = input.increment;
   if (inc) {
-    if (inc.tokenCount) next.tokenCount = Math.max(0, next.tokenCount + inc.tokenCount);
-    if (inc.turnCount) next.turnCount = Math.max(0, next.turnCount + inc.turnCount);
-    if (inc.costUsd) next.costUsd = Math.max(0, next.costUsd + inc.costUsd);
+    if (inc.tokenCount)
+      next.tokenCount = incrementedCount(
+        errors,
+        header.id,
+        'tokenCount',
+        next.tokenCount,
+        inc.tokenCount,
+      );
+    if (inc.turnCount)
+      next.turnCount = incrementedCount(
+        errors,
+        header.id,
+        'turnCount',
+        next.turnCount,
+        inc.turnCount,
+      );
+    if (inc.costUsd) next.costUsd = incrementedCost(errors, header.id, next.costUsd, inc.costUsd);
   }
   if (input.replace) next.messageCount = input.replace.length;
   else if (input.append) next.messageCount = header.messageCount + input.append.length;
   next.revision = header.revision + 1;
   next.updatedAt = now;
   return next;
+}
+
+/**
+ * `current + by` for an integer counter (`tokenCount`, `turnCount`). Throws
+ * `invalid_argument` when the result is negative or not a safe integer: a counter never
+ * goes below 0 or loses precision, and such an increment is rejected, not clamped.
+ */
+export function incrementedCount(
+  errors: ErrorFactory,
+  id: string,
+  field: 'tokenCount' | 'turnCount',
+  current: number,
+  by: number,
+): number {
+  const result = current + by + 0;
+  if (!Number.isSafeInteger(result) || result < 0) {
+    throw errors.invalid(
+      `commit: increment.${field} ${by} would take ${field} from ${current} to ${result}, outside 0…${Number.MAX_SAFE_INTEGER}`,
+      id,
+    );
+  }
+  return result;
+}
+
+/**
+ * `current + by` for `costUsd`. Throws `invalid_argument` when the result is negative or
+ * not finite (rejected, not clamped).
+ */
+export function incrementedCost(
+  errors: ErrorFactory,
+  id: string,
+  current: number,
+  by: number,
+): number {
+  const result = current + by + 0;
+  if (!Number.isFinite(result) || result < 0) {
+    throw errors.invalid(
+      `commit: increment.costUsd ${by} would take costUsd from ${current} to ${result}, outside finite non-negative numbers`,
+      id,
+    );
+  }
+  return result;
 }
 
 /**
@@ -222,7 +319,10 @@ export function matchesListFilters(entry: ListableEntry, opts: NormalizedListOpt
   if (!opts.includeArchived && entry.archivedAt) return false;
   if (opts.after !== undefined && entry.updatedAt.getTime() <= opts.after) return false;
   if (opts.query !== undefined) {
-    if (!entry.title.toLowerCase().includes(opts.query) && !entry.searchText.includes(opts.query))
+    if (
+      !entry.title.toLowerCase().includes(opts.query) &&
+      !searchTextMatches(entry.searchText, opts.query)
+    )
       return false;
   }
   return true;

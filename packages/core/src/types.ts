@@ -168,6 +168,37 @@ export interface CommitResult {
   updatedAt: Date;
 }
 
+/**
+ * Which part of a history `loadMessages` returns. Absent or `{}`: all of it. `{last: n}`:
+ * the last `n` messages (all of them when there are fewer). `{offset, limit}`: the
+ * messages at positions `offset … offset + limit − 1` (0-based; `offset` default 0,
+ * `limit` default to the end). A window past the end is empty, never an error. Values
+ * are non-negative integers; `last` cannot be combined with `offset`/`limit`; unknown
+ * keys are rejected (`invalid_argument`).
+ */
+export interface MessageWindowQuery {
+  last?: number | undefined;
+  offset?: number | undefined;
+  limit?: number | undefined;
+}
+
+/**
+ * A window of a history with its position, all from one snapshot: `messages` are the
+ * messages at positions `offset … offset + messages.length − 1` of a history that had
+ * `messageCount` messages at `revision`. To page backwards from `{last: n}`, ask for
+ * `{offset: max(0, offset − n), limit: min(n, offset)}` next (and compare `revision`
+ * to notice a history that was replaced in between).
+ */
+export interface MessageWindow<M = Message> {
+  messages: M[];
+  /** Absolute position of `messages[0]` in the history. */
+  offset: number;
+  /** Length of the whole history in the same snapshot. */
+  messageCount: number;
+  /** The session's revision in the same snapshot. */
+  revision: number;
+}
+
 /** A chat-gateway binding as `SessionRouter.recent` returns it. */
 export interface RouterRow {
   sessionId: string;

@@ -7,6 +7,7 @@ import type {
   JsonValue,
   ListOptions,
   Message,
+  MessageWindowQuery,
   Session,
   SessionInput,
   SessionPatch,
@@ -45,58 +46,107 @@ function describe(value: unknown): string {
   return `of type ${typeof value}`;
 }
 
+/** Deepest nesting of a JSON value (messages, `state`, event payloads, runtime status). */
+export const MAX_JSON_DEPTH = 512;
+/** Largest count of messages (`atTurn`, `branchedAtTurn`, `messageCount`): 2^31 − 1. */
+export const MAX_MESSAGE_INDEX = 2 ** 31 - 1;
+/** Earliest date a store keeps: 0001-01-01T00:00:00.000Z. */
+export const MIN_DATE_MS = -62_135_596_800_000;
+/** Latest date a store keeps: 9999-12-31T23:59:59.999Z. */
+export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /**
  * Throws `invalid_argument` unless `value` round-trips through JSON unchanged: no
  * functions, symbols, BigInt, `undefined` array items, non-finite numbers, cycles, or
  * objects other than plain objects and arrays (a `Date` inside JSON would come back as a
- * string). `undefined` object properties are allowed and dropped, as JSON.stringify does.
+ * string), and at most `MAX_JSON_DEPTH` (512) levels of nesting. `undefined` object
+ * properties are allowed and dropped, as JSON.stringify does. Keys such as `__proto__`
+ * are ordinary data. The walk uses an explicit stack, so no input can overflow the call
+ * stack.
  */
 export function assertJsonValue(
   errors: ErrorFactory,
   value: unknown,
   what: string,
 ): asserts value is JsonValue {
-  const seen = new Set<object>();
-  const visit = (v: unknown, path: string): void => {
+  if (value === undefined) throw errors.invalid(`${what} is undefined`);
+  // Each frame: a value to check, its depth and a lazily built path (only on error).
+  type Frame = { v: unknown; depth: number; parent: Frame | undefined; key: string | number };
+  const pathOf = (f: Frame): string => {
+    const keys: (string | number)[] = [];
+    for (let c: Frame | undefined = f; c?.parent; c = c.parent) keys.push(c.key);
+    // A deep path is shown by its first and last steps only.
+    const shown = keys.length > 12 ? [...keys.slice(-6), '…', ...keys.slice(0, 6)] : keys;
+    let out = '$';
+    for (let i = shown.length - 1; i >= 0; i--) {
+      const k = shown[i]!;
+      out +=
+        k === '…' && shown.length !== keys.length
+          ? '…'
+          : typeof k === 'number'
+            ? `[${k}]`
+            : `.${k}`;
+    }
+    return out;
+  };
+  // Containers on the current path (for cycle detection): an object is "open" from when
+  // its children are pushed until the marker frame after them is popped.
+  const open = new Set<object>();
+  const stack: (Frame | { close: object })[] = [{ v: value, depth: 0, parent: undefined, key: '' }];
+  while (stack.length > 0) {
+    const top = stack.pop()!;
+    if ('close' in top) {
+      open.delete(top.close);
+      continue;
+    }
+    const v = top.v;
     switch (typeof v) {
       case 'string':
       case 'boolean':
-        return;
+        continue;
       case 'number':
         if (!Number.isFinite(v))
-          throw errors.invalid(`${what}: ${path} is ${v}, which JSON cannot hold`);
-        return;
+          throw errors.invalid(`${what}: ${pathOf(top)} is ${v}, which JSON cannot hold`);
+        continue;
       case 'object': {
-        if (v === null) return;
-        if (seen.has(v)) throw errors.invalid(`${what}: ${path} is a cycle`);
-        if (Array.isArray(v)) {
-          seen.add(v);
-          for (let i = 0; i < v.length; i++) {
-            if (v[i] === undefined) throw errors.invalid(`${what}: ${path}[${i}] is undefined`);
-            visit(v[i], `${path}[${i}]`);
+        if (v === null) continue;
+        if (open.has(v)) throw errors.invalid(`${what}: ${pathOf(top)} is a cycle`);
+        if (top.depth >= MAX_JSON_DEPTH) {
+          throw errors.invalid(
+            `${what}: ${pathOf(top)} is nested deeper than ${MAX_JSON_DEPTH} levels`,
+          );
+        }
+        const isArray = Array.isArray(v);
+        if (!isArray) {
+          const proto = Object.getPrototypeOf(v);
+          if (proto !== Object.prototype && proto !== null) {
+            const name = (v as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+            throw errors.invalid(`${what}: ${pathOf(top)} is a ${name}, not a plain JSON object`);
           }
-          seen.delete(v);
-          return;
         }
-        const proto = Object.getPrototypeOf(v);
-        if (proto !== Object.prototype && proto !== null) {
-          const name = (v as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-          throw errors.invalid(`${what}: ${path} is a ${name}, not a plain JSON object`);
+        open.add(v);
+        stack.push({ close: v });
+        if (isArray) {
+          const arr = v as unknown[];
+          for (let i = arr.length - 1; i >= 0; i--) {
+            if (arr[i] === undefined)
+              throw errors.invalid(`${what}: ${pathOf(top)}[${i}] is undefined`);
+            stack.push({ v: arr[i], depth: top.depth + 1, parent: top, key: i });
+          }
+        } else {
+          const entries = Object.entries(v);
+          for (let i = entries.length - 1; i >= 0; i--) {
+            const [k, item] = entries[i]!;
+            if (item === undefined) continue;
+            stack.push({ v: item, depth: top.depth + 1, parent: top, key: k });
+          }
         }
-        seen.add(v);
-        for (const [k, item] of Object.entries(v)) {
-          if (item === undefined) continue;
-          visit(item, `${path}.${k}`);
-        }
-        seen.delete(v);
-        return;
+        continue;
       }
       default:
-        throw errors.invalid(`${what}: ${path} is a ${typeof v}, which JSON cannot hold`);
+        throw errors.invalid(`${what}: ${pathOf(top)} is a ${typeof v}, which JSON cannot hold`);
     }
-  };
-  if (value === undefined) throw errors.invalid(`${what} is undefined`);
-  visit(value, '$');
+  }
 }
 
 /** Byte length of the UTF-8 JSON encoding of `value`. */
@@ -159,7 +209,10 @@ function assertAmount(errors: ErrorFactory, value: unknown, what: string): asser
   }
 }
 
-/** Throws `invalid_argument` unless `value` is a valid `Date`. */
+/**
+ * Throws `invalid_argument` unless `value` is a valid `Date` in the years 1–9999 (every
+ * backend can store those exactly, to the millisecond).
+ */
 export function assertDate(
   errors: ErrorFactory,
   value: unknown,
@@ -167,6 +220,31 @@ export function assertDate(
 ): asserts value is Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
     throw errors.invalid(`${what} must be a valid Date`);
+  }
+  const ms = value.getTime();
+  if (ms < MIN_DATE_MS || ms > MAX_DATE_MS) {
+    throw errors.invalid(`${what} must be in the years 1–9999, got ${value.toISOString()}`);
+  }
+}
+
+/**
+ * Throws `invalid_argument` unless `value` is an integer from 0 to `MAX_MESSAGE_INDEX`
+ * (2^31 − 1): a message position or count (`atTurn`, `branchedAtTurn`).
+ */
+export function assertMessageIndex(
+  errors: ErrorFactory,
+  value: unknown,
+  what: string,
+): asserts value is number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 0 ||
+    value > MAX_MESSAGE_INDEX
+  ) {
+    throw errors.invalid(
+      `${what} must be an integer from 0 to ${MAX_MESSAGE_INDEX}, got ${String(value)}`,
+    );
   }
 }
 
@@ -223,7 +301,11 @@ function assertMessages(
   what: string,
 ): asserts value is unknown[] {
   if (!Array.isArray(value)) throw errors.invalid(`${what} must be an array`);
-  assertJsonValue(errors, value, what);
+  // Each message is a JSON value of its own: the 512-level limit counts from the message.
+  for (let i = 0; i < value.length; i++) {
+    if (value[i] === undefined) throw errors.invalid(`${what}: $[${i}] is undefined`);
+    assertJsonValue(errors, value[i], `${what}[${i}]`);
+  }
 }
 
 /** Validates the fields shared by create and save; `where` names the call. */
@@ -252,7 +334,7 @@ function assertSessionFields(
   if (s.turnCount !== undefined) assertCount(errors, s.turnCount, `${where}: turnCount`);
   if (s.costUsd !== undefined) assertAmount(errors, s.costUsd, `${where}: costUsd`);
   if (s.branchedAtTurn !== undefined)
-    assertCount(errors, s.branchedAtTurn, `${where}: branchedAtTurn`);
+    assertMessageIndex(errors, s.branchedAtTurn, `${where}: branchedAtTurn`);
   if (s.metadata !== undefined) assertMetadata(errors, s.metadata, `${where}: metadata`, false);
   if (s.messages !== undefined) assertMessages(errors, s.messages, `${where}: messages`);
   if (s.state !== undefined) assertJsonValue(errors, s.state, `${where}: state`);
@@ -286,9 +368,9 @@ export function prepareCreate<M = Message>(
     updatedAt: input.updatedAt ? new Date(input.updatedAt.getTime()) : createdAt,
     model: input.model ?? '',
     provider: input.provider ?? '',
-    tokenCount: input.tokenCount ?? 0,
-    costUsd: input.costUsd ?? 0,
-    turnCount: input.turnCount ?? 0,
+    tokenCount: (input.tokenCount ?? 0) + 0,
+    costUsd: (input.costUsd ?? 0) + 0,
+    turnCount: (input.turnCount ?? 0) + 0,
     metadata: { ...(input.metadata ?? {}) },
     status: input.status ?? 'active',
     messages: input.messages ? cloneJson(input.messages) : [],
@@ -496,13 +578,73 @@ export function normalizeListOptions(
   }
   if (opts.startAfter !== undefined) {
     const c = opts.startAfter as unknown;
-    assertKnownKeys(errors, c, ['updatedAt', 'id'], 'list: startAfter');
+    // The documented usage passes the last summary of the previous page: a summary's (or
+    // session's) other fields are accepted and ignored; any other key is a typo.
+    assertKnownKeys(errors, c, ['updatedAt', 'id', ...SESSION_KEYS], 'list: startAfter');
     const cursor = c as { updatedAt?: unknown; id?: unknown };
     assertDate(errors, cursor.updatedAt, 'list: startAfter.updatedAt');
     assertText(errors, cursor.id, 'list: startAfter.id', MAX_ID_LENGTH);
     out.startAfter = { updatedAt: cursor.updatedAt.getTime(), id: cursor.id };
   }
   return out;
+}
+
+/** A validated `loadMessages` window: everything, the last `n`, or a range from `offset`. */
+export type NormalizedMessageWindow =
+  | { kind: 'all' }
+  | { kind: 'last'; last: number }
+  | { kind: 'range'; offset: number; limit: number | undefined };
+
+/**
+ * Validates `loadMessages`'s window: absent or `{}` → the whole history; `{last}`; or
+ * `{offset?, limit?}` (offset default 0, limit default to the end). Every value a
+ * non-negative safe integer; `last` with `offset`/`limit`, or an unknown key →
+ * `invalid_argument`.
+ */
+export function normalizeMessageWindow(
+  errors: ErrorFactory,
+  window: MessageWindowQuery | undefined,
+): NormalizedMessageWindow {
+  if (window === undefined) return { kind: 'all' };
+  assertKnownKeys(errors, window, ['last', 'offset', 'limit'], 'loadMessages: window');
+  const { last, offset, limit } = window;
+  for (const [key, v] of [
+    ['last', last],
+    ['offset', offset],
+    ['limit', limit],
+  ] as const) {
+    if (v !== undefined) assertCount(errors, v, `loadMessages: ${key}`);
+  }
+  if (last !== undefined) {
+    if (offset !== undefined || limit !== undefined) {
+      throw errors.invalid('loadMessages: give either {last} or {offset, limit}, not both');
+    }
+    return { kind: 'last', last };
+  }
+  if (offset === undefined && limit === undefined) return { kind: 'all' };
+  return { kind: 'range', offset: offset ?? 0, limit };
+}
+
+/**
+ * The half-open message range `[start, end)` a window selects from a history of
+ * `messageCount` messages. A window past the end is empty (`start === end`). Pure.
+ */
+export function windowBounds(
+  window: NormalizedMessageWindow,
+  messageCount: number,
+): { start: number; end: number } {
+  switch (window.kind) {
+    case 'all':
+      return { start: 0, end: messageCount };
+    case 'last':
+      return { start: Math.max(0, messageCount - window.last), end: messageCount };
+    case 'range': {
+      const start = Math.min(window.offset, messageCount);
+      const end =
+        window.limit === undefined ? messageCount : Math.min(messageCount, start + window.limit);
+      return { start, end };
+    }
+  }
 }
 
 /** Validates `events` options. Throws `invalid_argument`. */

@@ -97,8 +97,11 @@ describe('branchHeader / cloneHeader', () => {
       branchedAtTurn: 2,
       revision: 1,
       mode: 'plan',
+      // DESIGN: a branch holds the parent's state (a copy) and mode.
+      state: { goal: 'g' },
     });
     expect(h.metadata).not.toBe(stored.metadata);
+    expect(h.state).not.toBe(stored.state);
   });
 
   it('a clone drops the tree links and archive mark and records its source', () => {

@@ -12,12 +12,14 @@ import {
   type ListableEntry,
   messageText,
   nextUpdatedAt,
+  SEARCH_TEXT_SEPARATOR,
+  searchTextMatches,
   searchTextOf,
   selectPage,
   titleFromText,
   toSummary,
 } from '../src/session.js';
-import type { SessionSummary } from '../src/types.js';
+import type { CommitInput, SessionSummary } from '../src/types.js';
 import { normalizeListOptions, prepareCreate } from '../src/validate.js';
 
 const errors = errorsFor('test');
@@ -120,15 +122,43 @@ describe('messageText / searchTextOf', () => {
     for (const v of [null, undefined, 42, true, []]) expect(messageText(v)).toBe('');
   });
 
-  it('lower-cases and joins messages one per line, skipping empty ones', () => {
-    expect(
-      searchTextOf([
-        { role: 'user', content: 'Hello WORLD' },
-        { role: 'tool', content: [] },
-        { role: 'assistant', content: 'ÉCOLE' },
-      ]),
-    ).toBe('hello world\nécole');
+  it('lower-cases each message after the separator, skipping empty ones', () => {
+    const text = searchTextOf([
+      { role: 'user', content: 'Hello WORLD' },
+      { role: 'tool', content: [] },
+      { role: 'assistant', content: 'ÉCOLE' },
+    ]);
+    expect(text).toBe(`${SEARCH_TEXT_SEPARATOR}hello world${SEARCH_TEXT_SEPARATOR}école`);
     expect(searchTextOf([])).toBe('');
+  });
+
+  it('never matches a query across two messages, and appends compose', () => {
+    const a = [{ role: 'user', content: 'ends with foo' }];
+    const b = [{ role: 'assistant', content: 'bar starts this' }];
+    const text = searchTextOf([...a, ...b]);
+    expect(searchTextOf(a) + searchTextOf(b)).toBe(text);
+    expect(searchTextMatches(text, 'foo')).toBe(true);
+    expect(searchTextMatches(text, 'bar starts')).toBe(true);
+    for (const q of ['foobar', 'foo bar', 'foo\nbar', 'fooabar']) {
+      expect(searchTextMatches(text, q.toLowerCase())).toBe(false);
+    }
+    // Two text parts of ONE message are one message's text, joined by a newline.
+    const parts = searchTextOf([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Left' },
+          { type: 'text', text: 'Right' },
+        ],
+      },
+    ]);
+    expect(searchTextMatches(parts, 'left\nright')).toBe(true);
+  });
+
+  it('no lower-cased string holds the separator', () => {
+    const all = Array.from({ length: 0x3000 }, (_, i) => String.fromCodePoint(i)).join('');
+    expect(all.toLowerCase().includes(SEARCH_TEXT_SEPARATOR)).toBe(false);
+    expect(SEARCH_TEXT_SEPARATOR.toLowerCase()).not.toBe(SEARCH_TEXT_SEPARATOR);
   });
 });
 
@@ -210,13 +240,43 @@ describe('applyCommitToSummary', () => {
     expect(next.messageCount).toBe(4);
   });
 
-  it('increments counters (never below zero) and counts a replace', () => {
+  it('increments counters and counts a replace', () => {
     const next = applyCommitToSummary(
       header(),
-      { increment: { tokenCount: 5, costUsd: 0.5, turnCount: -10 }, replace: [1] },
+      { increment: { tokenCount: 5, costUsd: 0.5, turnCount: -2 }, replace: [1] },
       now,
     );
     expect(next).toMatchObject({ tokenCount: 15, costUsd: 1.5, turnCount: 0, messageCount: 1 });
+  });
+
+  it('rejects an increment whose result leaves the counter range, instead of clamping', () => {
+    const cases: CommitInput<unknown>['increment'][] = [
+      { turnCount: -3 },
+      { tokenCount: -11 },
+      { costUsd: -1.5 },
+      { tokenCount: Number.MAX_SAFE_INTEGER },
+      { costUsd: Number.MAX_VALUE },
+    ];
+    const big = { ...header(), costUsd: Number.MAX_VALUE };
+    for (const increment of cases) {
+      const base = increment?.costUsd === Number.MAX_VALUE ? big : header();
+      expect(() => applyCommitToSummary(base, { increment }, now, errors)).toThrow(
+        /^\[sessionkit\/test\] commit: increment\./,
+      );
+    }
+  });
+
+  it('stores -0 counters as 0 and keeps __proto__ metadata keys as data', () => {
+    const next = applyCommitToSummary(
+      header(),
+      { patch: { tokenCount: -0, costUsd: -0, metadata: JSON.parse('{"__proto__":"x"}') } },
+      now,
+    );
+    expect(Object.is(next.tokenCount, 0)).toBe(true);
+    expect(Object.is(next.costUsd, 0)).toBe(true);
+    expect(Object.getPrototypeOf(next.metadata)).toBe(Object.prototype);
+    expect(Object.keys(next.metadata)).toContain('__proto__');
+    expect(Object.getOwnPropertyDescriptor(next.metadata, '__proto__')?.value).toBe('x');
   });
 
   it('copies the patched state so later changes to the input do not leak in', () => {

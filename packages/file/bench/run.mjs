@@ -1,8 +1,8 @@
 // Benchmark of @sessionkit/file (not a test: it asserts nothing). Run after `build`:
 //   pnpm --filter @sessionkit/file bench
 // Prints turn-commit throughput at a short and a long history beside the machine's raw
-// append+fsync ceiling, and listing latency over 10,000 sessions with empty and with
-// 1,000-message transcripts.
+// append+fsync ceiling, windowed history reads (`BENCH_ONLY=windows` runs only those),
+// and listing latency over 10,000 sessions with empty and with 1,000-message transcripts.
 import { promises as fsp, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,6 +159,75 @@ async function listing(perSession) {
   return { setupMs, coldMs, warmMs, filteredMs };
 }
 
+// Windowed reads (issue 9): `{last: 50}` of a 10,000-message session beside a whole
+// `loadMessages` of it and beside `{last: 50}` of a 100-message session. Each session is
+// one big create plus 50 two-message commits (so the window spans snapshot and log).
+async function windows() {
+  const dir = join(root, 'windows');
+  const writer = new FileStore({ dir, sync: false });
+  for (const [id, n] of [
+    ['long', 10_000],
+    ['short', 100],
+  ]) {
+    const first = n - 100;
+    await writer.create({
+      id,
+      messages: Array.from({ length: first }, (_, i) => message(i % 2 ? 'assistant' : 'user', i)),
+    });
+    for (let i = first; i < n; i += 2)
+      await writer.commit(id, { append: [message('user', i), message('assistant', i + 1)] });
+  }
+  await writer.close();
+  const store = new FileStore({ dir });
+  const measures = {
+    longWindow: () => store.loadMessages('long', { last: 50 }),
+    longWhole: () => store.loadMessages('long'),
+    shortWindow: () => store.loadMessages('short', { last: 50 }),
+  };
+  const times = { longWindow: [], longWhole: [], shortWindow: [] };
+  const reps = Number(process.env.BENCH_WINDOW_REPS ?? 30);
+  for (const fn of Object.values(measures)) await fn(); // warm up
+  for (let r = 0; r < reps; r++) {
+    for (const [name, fn] of Object.entries(measures)) {
+      const inner = name === 'longWhole' ? 1 : 20;
+      const t0 = performance.now();
+      for (let k = 0; k < inner; k++) await fn();
+      times[name].push((performance.now() - t0) / inner);
+    }
+  }
+  await store.close();
+  const per = (a, b) => median(times[a].map((x, i) => x / times[b][i]));
+  return {
+    longWindow: median(times.longWindow),
+    longWhole: median(times.longWhole),
+    shortWindow: median(times.shortWindow),
+    wholeOverWindow: per('longWhole', 'longWindow'),
+    windowOverShort: per('longWindow', 'shortWindow'),
+  };
+}
+
+function printWindows(w) {
+  console.log('windowed reads (~1 KB messages), medians:');
+  console.log(`  {last: 50} of 10,000 messages           ${fmt(w.longWindow, 3)} ms`);
+  console.log(`  whole loadMessages of 10,000 messages   ${fmt(w.longWhole, 2)} ms`);
+  console.log(`  {last: 50} of 100 messages              ${fmt(w.shortWindow, 3)} ms`);
+  console.log(
+    `  ratio whole / window (10,000)           ${fmt(w.wholeOverWindow, 1)}x  (target >= 20x)`,
+  );
+  console.log(
+    `  ratio window(10,000) / window(100)      ${fmt(w.windowOverShort, 2)}  (target <= 2)\n`,
+  );
+}
+
+if (process.env.BENCH_ONLY === 'windows') {
+  try {
+    printWindows(await windows());
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
 try {
   console.log(
     `@sessionkit/file benchmark — node ${process.version}, ${process.platform}, temp dir ${tmpdir()}`,
@@ -186,6 +255,7 @@ try {
   );
   console.log(`  ratio adapter(10,000) / raw             ${fmt(100 * c.longOverRaw, 1)} %`);
   console.log(`  ratio adapter(10) / locked ceiling      ${fmt(100 * c.shortOverLocked, 1)} %\n`);
+  printWindows(await windows());
   const empty = await listing(0);
   const full = await listing(1000);
   console.log(`list 20 of ${fmt(SESSIONS)} sessions (newest first):`);

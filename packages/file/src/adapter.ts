@@ -2,11 +2,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Message, StoreAdapter } from '@sessionkit/core';
 import { assertKnownKeys, errorsFor } from '@sessionkit/core';
-import { FileStore, type FileStoreOptions, OPTION_KEYS } from './file-store.js';
+import { FileStore, type FileStoreOptions } from './file-store.js';
+import { optionsFromUrl, URL_OPTION_KEYS } from './url-options.js';
 
 const errors = errorsFor('file');
-// The folder comes from the URL itself.
-const URL_OPTION_KEYS = OPTION_KEYS.filter((k) => k !== 'dir');
 
 /**
  * The folder a `file:` URL names. `file:///abs/path` and `file:/abs/path` are absolute;
@@ -38,15 +37,23 @@ export function dirFromFileUrl(url: URL, source?: string): string {
 }
 
 /**
- * Opens `file:` URLs for core's `openStore` (`file:./sessions`, `file:///abs/path`).
- * Options: every `FileStoreOptions` field but `dir` (`snapshotEvery`, `sync`,
- * `lockTimeoutMs`, `lockStaleMs`, `indexSlackBytes`); the folder comes from the URL. Throws `invalid_argument` for unknown options or a remote host.
+ * Opens `file:` URLs for core's `openStore` (`file:./sessions`, `file:///abs/path`,
+ * `file:./sessions?sync=false&lockTimeoutMs=2000`). Options, in the options object or as
+ * query parameters (not both for one key): every `FileStoreOptions` field but `dir`
+ * (`snapshotEvery`, `sync`, `lockTimeoutMs`, `lockStaleMs`, `indexSlackBytes`), validated
+ * alike; the folder comes from the URL's path. Throws `invalid_argument` for an unknown
+ * option or query parameter (naming it and the known ones), a bad value, or a remote host.
  */
 export const storeAdapter: StoreAdapter = {
   schemes: ['file'],
   async open(url: URL, options?: Record<string, unknown>, source?: string) {
     assertKnownKeys(errors, options, URL_OPTION_KEYS, 'openStore(file:)');
+    const fromUrl = optionsFromUrl(url, options);
     const dir = dirFromFileUrl(url, source);
-    return new FileStore<Message>({ ...(options as FileStoreOptions | undefined), dir });
+    return new FileStore<Message>({
+      ...(options as FileStoreOptions | undefined),
+      ...fromUrl,
+      dir,
+    });
   },
 };

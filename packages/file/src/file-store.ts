@@ -24,10 +24,14 @@ import type {
   CommitResult,
   EventQuery,
   FullStore,
+  HistoryLineage,
   JsonValue,
   ListableEntry,
   ListOptions,
+  MergeSide,
   Message,
+  MessageWindow,
+  MessageWindowQuery,
   NormalizedListOptions,
   RepairReport,
   RouterRow,
@@ -50,14 +54,18 @@ import {
   assertMax,
   assertRouterTuple,
   assertSaveInput,
+  branchedLineage,
   branchHeader,
   checkCommitExpectations,
   cloneHeader,
   cloneJson,
+  committedLineage,
   compareIds,
   compareListOrder,
+  createdLineage,
   ensurePrivateDir,
   errorsFor,
+  extendsHistory,
   fsErrorToSessionKit,
   fsyncDir,
   isAfterCursor,
@@ -69,17 +77,31 @@ import {
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
+  normalizeMessageWindow,
+  planMerge,
   prepareCreate,
+  promotedChild,
+  readLineage,
   resolveRoute,
+  rootLineage,
   runtimeStatusText,
   savedHeader,
+  savedLineage,
+  searchTextMatches,
   searchTextOf,
   selectPage,
   tempPathFor,
+  windowBounds,
   withFileLock,
   writeFileAtomic,
 } from '@sessionkit/core';
 import { defaultFileStoreDir } from './default-dir.js';
+import {
+  encodeAppendBody,
+  encodeMessagesBody,
+  encodeSnapshotFile,
+  type TabledBody,
+} from './format/message-offsets.js';
 import {
   crc32,
   decodeHead,
@@ -110,6 +132,8 @@ import {
   TAIL_BYTES,
   TAIL_MAGIC,
 } from './layout.js';
+import { spliceFold } from './session/fold.js';
+import { readWindowOnce } from './session/window-read.js';
 import { type Fd, openFd, replaceFileNoSync } from './sync-fd.js';
 
 const errors = errorsFor('file');
@@ -171,8 +195,12 @@ const READ_ATTEMPTS = 50;
 /** What a writer needs of a session without reading its messages. */
 interface Head {
   header: HeaderJson;
+  /** Merge lineage (core's `HistoryLineage`) after the last record. */
+  lineage: HistoryLineage;
   messageCount: number;
   snapRev: number;
+  /** The snapshot has a message-offset table (format 3): windows need not read it whole. */
+  tabled: boolean;
   /** Inode of the snapshot file (a deleted and re-created session gets a new one). */
   snapIno: number;
   snapBytes: number;
@@ -191,9 +219,17 @@ interface Head {
   verified: boolean;
 }
 
+/** What `#readSnapshotMeta` reads of a snapshot. */
+interface SnapshotInfo {
+  meta: SnapshotMeta;
+  bytes: number;
+  tabled: boolean;
+}
+
 /** The full stored state of a session. */
 interface Loaded {
   header: HeaderJson;
+  lineage: HistoryLineage;
   messages: unknown[];
 }
 
@@ -275,9 +311,11 @@ export class FileStore<M = Message> implements FullStore<M> {
   readonly dir: string;
   /**
    * Counters for tests and monitoring. `transcriptReads` grows every time the store reads
-   * stored message bodies (a snapshot or commit-log body) of any session.
+   * stored message bodies (a snapshot or commit-log body) of any session;
+   * `transcriptBytesRead` by the bytes of snapshot and log files that whole loads and
+   * windowed reads read (a window reads the log's tail and only its part of the snapshot).
    */
-  readonly stats = { transcriptReads: 0 };
+  readonly stats = { transcriptReads: 0, transcriptBytesRead: 0 };
   readonly #paths: StorePaths;
   readonly #snapshotEvery: number;
   readonly #lockOptions: { timeoutMs: number; staleMs: number };
@@ -361,7 +399,8 @@ export class FileStore<M = Message> implements FullStore<M> {
       await this.#open();
       const { messages, children: _c, ...rest } = prepared;
       const header = headerToJson(rest);
-      await this.#lock(prepared.id, () => this.#createLocked(header, messages));
+      const lineage = createdLineage(rest, await this.#parentLineage(rest.parentId));
+      await this.#lock(prepared.id, () => this.#createLocked(header, lineage, messages));
       return this.#toSession(header, cloneJson(messages), await this.#childrenOf(header.id));
     });
   }
@@ -407,7 +446,10 @@ export class FileStore<M = Message> implements FullStore<M> {
           const next = headerToJson(
             savedHeader(headerFromJson(stored), session as Session<unknown>),
           );
-          await this.#writeSnapshot(id, next, messages);
+          // A save is O(history) anyway: the stored messages decide whether it extends them.
+          const before = await this.#readFull(id);
+          const lineage = savedLineage(before.lineage, extendsHistory(before.messages, messages));
+          await this.#writeSnapshot(id, next, lineage, messages);
           await this.#writeSearch(id, messages);
           await this.#indexAppend(
             [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(next, messages.length) }],
@@ -507,16 +549,19 @@ export class FileStore<M = Message> implements FullStore<M> {
             { ...headerFromJson(head.header), messageCount: head.messageCount },
             input as CommitInput<unknown>,
             now,
+            errors,
           );
           const header = headerToJson(summary);
+          const lineage = committedLineage(head.lineage, input as CommitInput<unknown>);
           let indexed: Buffer | undefined;
           if (replace) {
-            await this.#writeSnapshot(id, header, replace);
+            await this.#writeSnapshot(id, header, lineage, replace);
             await this.#writeSearch(id, replace);
           } else {
             // The search text and the index record are prepared while the log's fdatasync
             // runs; the index record is still appended only once the commit is durable.
-            await this.#appendLog(id, head, header, messageCount, append ?? [], 'commit', () => {
+            const next = { header, lineage, messageCount };
+            await this.#appendLog(id, head, next, append ?? [], 'commit', () => {
               if (append && append.length > 0 && !this.#searchStale.has(id)) {
                 try {
                   this.#appendSearch(id, append);
@@ -564,11 +609,11 @@ export class FileStore<M = Message> implements FullStore<M> {
         const { header, messages } = await this.#lock(parentId, async () => {
           const parent = await this.#readFull(parentId);
           assertBranchPoint(errors, parentId, atTurn, parent.messages.length);
-          const child = headerToJson(
-            branchHeader(headerFromJson(parent.header), await this.#freshId(), atTurn),
-          );
+          const parentHeader = headerFromJson(parent.header);
+          const child = headerToJson(branchHeader(parentHeader, await this.#freshId(), atTurn));
+          const lineage = branchedLineage(parentHeader, parent.lineage);
           const copied = parent.messages.slice(0, atTurn);
-          await this.#lock(child.id, () => this.#createLocked(child, copied));
+          await this.#lock(child.id, () => this.#createLocked(child, lineage, copied));
           return { header: child, messages: copied };
         });
         return this.#toSession(header, messages, []);
@@ -591,7 +636,9 @@ export class FileStore<M = Message> implements FullStore<M> {
         const header = headerToJson(
           cloneHeader(headerFromJson(source.header), await this.#freshId()),
         );
-        await this.#lock(header.id, () => this.#createLocked(header, source.messages));
+        await this.#lock(header.id, () =>
+          this.#createLocked(header, rootLineage(), source.messages),
+        );
         return this.#toSession(header, source.messages, []);
       },
       id,
@@ -599,10 +646,13 @@ export class FileStore<M = Message> implements FullStore<M> {
   }
 
   /**
-   * Fast-forwards the parent to the child's messages and counters (a new snapshot,
-   * `revision + 1`) under the parent's lock, so concurrent merges are serialised. Throws
-   * `merge_diverged` (nothing written) when the parent has more messages than the branch
-   * point, `invalid_argument` for a root, `not_found`, `closed`.
+   * Fast-forwards the parent to the child's messages (a new snapshot, `revision + 1`)
+   * under the parent's lock, so concurrent merges are serialised. Core's `planMerge`
+   * decides from the stored lineage: the parent's history must be unchanged since the
+   * branch point (same length as `branchedAtTurn`, not rewritten since the child's base),
+   * else `merge_diverged` and nothing is written; each counter becomes the parent's plus
+   * what the branch gained. The child is unchanged. Throws `merge_diverged`,
+   * `invalid_argument` for a root, `not_found`, `closed`.
    */
   async merge(childId: string): Promise<Session<M>> {
     return this.#run(
@@ -610,57 +660,107 @@ export class FileStore<M = Message> implements FullStore<M> {
       async () => {
         assertId(errors, childId);
         await this.#open();
-        const child = await this.#readFull(childId);
-        const parentId = child.header.parentId;
-        if (parentId === undefined) {
-          throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
-        }
-        const at = child.header.branchedAtTurn ?? 0;
-        const header = await this.#lock(parentId, async () => {
-          const head = await this.#readHead(parentId, true);
-          if (head.messageCount > at) {
-            throw errors.mergeDiverged(childId, parentId, head.messageCount, at);
+        for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+          const parentId = (await this.#readHead(childId, false)).header.parentId;
+          if (parentId === undefined) {
+            throw errors.invalid(
+              `merge: session "${childId}" has no parent to merge into`,
+              childId,
+            );
           }
-          const next: HeaderJson = {
-            ...head.header,
-            tokenCount: child.header.tokenCount,
-            costUsd: child.header.costUsd,
-            turnCount: child.header.turnCount,
-            revision: head.header.revision + 1,
-            updatedAt: nextUpdatedAt(new Date(head.header.updatedAt)).getTime(),
-          };
-          await this.#writeSnapshot(parentId, next, child.messages);
-          await this.#writeSearch(parentId, child.messages);
-          await this.#indexAppend(
-            [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(next, child.messages.length) }],
-            parentId,
-          );
-          return next;
-        });
-        return this.#toSession(header, child.messages, await this.#childrenOf(parentId));
+          const done = await this.#lock(parentId, () => this.#mergeLocked(childId, parentId));
+          // The child was promoted to another parent meanwhile: merge into that one.
+          if (done === undefined) continue;
+          return this.#toSession(done.header, done.messages, await this.#childrenOf(parentId));
+        }
+        throw errors.unavailable(`merge: session "${childId}" kept being re-parented`);
       },
       childId,
     );
   }
 
+  /** The merge itself, under the parent's lock; `undefined` when the child moved. */
+  async #mergeLocked(
+    childId: string,
+    parentId: string,
+  ): Promise<{ header: HeaderJson; messages: unknown[] } | undefined> {
+    // The child is read under the parent's lock (a lockless, consistent read).
+    const child = await this.#readFull(childId);
+    if (child.header.parentId !== parentId) return undefined;
+    const head = await this.#readHead(parentId, true);
+    const plan = planMerge(
+      errors,
+      {
+        header: headerFromJson(head.header),
+        lineage: head.lineage,
+        messageCount: head.messageCount,
+      },
+      { header: headerFromJson(child.header), lineage: child.lineage },
+    );
+    const next = headerToJson(plan.header);
+    await this.#writeSnapshot(parentId, next, plan.lineage, child.messages);
+    await this.#writeSearch(parentId, child.messages);
+    await this.#indexAppend(
+      [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(next, child.messages.length) }],
+      parentId,
+    );
+    return { header: next, messages: child.messages };
+  }
+
   // ------------------------------------------------------------------ HistoryReader
 
   /**
-   * The committed messages, caller-owned: read from one snapshot and its log without a
+   * The committed messages, or a window of them (`{last: n}`, `{offset, limit}`; core's
+   * `MessageWindowQuery`), caller-owned: read from one snapshot and its log without a
    * lock; a record still being appended is not yet visible, so the result equals the
-   * history before or after any concurrent commit. Throws `not_found`, `corrupt`,
-   * `invalid_argument`, `closed`.
+   * history (or a slice of it) before or after any concurrent commit. A window reads the
+   * log from its end and only its messages' bytes of the snapshot (through the snapshot's
+   * offset table), so its cost grows with the window, not the history (a session last
+   * written before format 3 is read whole until its next write). Throws `not_found`,
+   * `corrupt`, `invalid_argument` (bad id or window, before any I/O), `closed`.
    */
-  async loadMessages(id: string): Promise<M[]> {
-    return this.#run(
-      'loadMessages',
-      async () => {
-        assertId(errors, id);
-        await this.#open();
-        return (await this.#readFull(id)).messages as M[];
-      },
-      id,
-    );
+  async loadMessages(id: string, window?: MessageWindowQuery): Promise<M[]> {
+    return this.#run('loadMessages', async () => (await this.#window(id, window)).messages, id);
+  }
+
+  /**
+   * Like `loadMessages(id, window)`, with the window's absolute position, the history's
+   * length and the revision, all from the same snapshot (core's `MessageWindow`). Throws
+   * `not_found`, `corrupt`, `invalid_argument`, `closed`.
+   */
+  async loadMessageWindow(id: string, window?: MessageWindowQuery): Promise<MessageWindow<M>> {
+    return this.#run('loadMessageWindow', () => this.#window(id, window), id);
+  }
+
+  async #window(id: string, window: MessageWindowQuery | undefined): Promise<MessageWindow<M>> {
+    assertId(errors, id);
+    const normalized = normalizeMessageWindow(errors, window);
+    await this.#open();
+    if (normalized.kind !== 'all') {
+      // The window read below is a few synchronous system calls (fast, and one snapshot
+      // of the files); yield to the event loop first, as an asynchronous read would, so a
+      // caller polling windows in a loop never starves timers and I/O.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+        const got = readWindowOnce(id, this.#sp(id), normalized, this.stats);
+        if (got === 'missing') throw errors.notFound(id);
+        if (got === 'retry') continue;
+        if (got === 'fallback') break;
+        this.stats.transcriptReads++;
+        const { messages, offset, messageCount, header } = got;
+        return { messages: messages as M[], offset, messageCount, revision: header.revision };
+      }
+    }
+    const full = await this.#readFull(id);
+    const { start, end } = windowBounds(normalized, full.messages.length);
+    return {
+      messages: (start === 0 && end === full.messages.length
+        ? full.messages
+        : full.messages.slice(start, end)) as M[],
+      offset: start,
+      messageCount: full.messages.length,
+      revision: full.header.revision,
+    };
   }
 
   // ------------------------------------------------------------------ RuntimeStatusStore
@@ -990,6 +1090,9 @@ export class FileStore<M = Message> implements FullStore<M> {
       );
       if (isSessionKitError(mapped)) throw mapped;
       if (e instanceof SyntaxError && id) throw errors.corrupt(id, e.message, e);
+      // Stored values are at most 512 levels deep (checked before every write); a value
+      // stored by an older version that is too deep to handle is damage, not a crash.
+      if (e instanceof RangeError && id) throw errors.corrupt(id, e.message, e);
       throw e;
     }
   }
@@ -1224,8 +1327,26 @@ export class FileStore<M = Message> implements FullStore<M> {
 
   // ------------------------------------------------------------------ internals: sessions
 
+  /**
+   * The lineage of the session `parentId` names, `undefined` when there is none or it
+   * does not exist (core's `createdLineage` then bases on 0). Reads metas only.
+   */
+  async #parentLineage(parentId: string | undefined): Promise<HistoryLineage | undefined> {
+    if (parentId === undefined || !isValidId(parentId)) return undefined;
+    try {
+      return (await this.#readHead(parentId, false)).lineage;
+    } catch (e) {
+      if (isSessionKitError(e, 'not_found') || isSessionKitError(e, 'corrupt')) return undefined;
+      throw e;
+    }
+  }
+
   /** Creates the session folder and its first snapshot; the caller holds the session lock. */
-  async #createLocked(header: HeaderJson, messages: unknown[]): Promise<void> {
+  async #createLocked(
+    header: HeaderJson,
+    lineage: HistoryLineage,
+    messages: unknown[],
+  ): Promise<void> {
     const id = header.id;
     const sp = this.#sp(id);
     let names: string[] = [];
@@ -1242,7 +1363,7 @@ export class FileStore<M = Message> implements FullStore<M> {
     for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
     await ensurePrivateDir(sp.dir);
     if (this.#sync) await fsyncDir(this.#paths.sessions);
-    await this.#writeSnapshot(id, header, messages);
+    await this.#writeSnapshot(id, header, lineage, messages);
     await this.#writeSearch(id, messages);
     await this.#indexAppend(
       [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(header, messages.length) }],
@@ -1251,30 +1372,38 @@ export class FileStore<M = Message> implements FullStore<M> {
   }
 
   /**
-   * Writes `snap-<revision>.skr` (temp + fsync + rename + folder fsync), then removes
-   * older snapshots and logs, which it makes redundant.
+   * Writes `snap-<revision>.skr` (the snapshot frame and its message-offset table; temp +
+   * fsync + rename + folder fsync), then removes older snapshots and logs, which it makes
+   * redundant.
    */
   async #writeSnapshot(
     id: string,
     header: HeaderJson,
-    messages: unknown[] | { count: number; body: Buffer },
+    lineage: HistoryLineage,
+    messages: unknown[] | TabledBody,
   ): Promise<void> {
     const sp = this.#sp(id);
     const rev = header.revision;
-    const count = Array.isArray(messages) ? messages.length : messages.count;
-    const meta: SnapshotMeta = { v: FORMAT_VERSION, kind: 'snapshot', header, messageCount: count };
-    const body = Array.isArray(messages)
-      ? Buffer.from(JSON.stringify(messages), 'utf8')
-      : messages.body;
-    const frame = encodeFrame(meta, body);
+    const tabled = Array.isArray(messages) ? encodeMessagesBody(messages) : messages;
+    const count = tabled.count;
+    const meta: SnapshotMeta = {
+      v: FORMAT_VERSION,
+      kind: 'snapshot',
+      header,
+      messageCount: count,
+      lineage,
+    };
+    const frame = encodeSnapshotFile(meta, tabled);
     this.#markSuperseded(sp, rev);
     await this.#writeAtomic(sp.snapshot(rev), frame);
     const old = this.#heads.get(id);
     if (old) this.#dropFile(sp.log(old.snapRev));
     this.#heads.set(id, {
       header,
+      lineage,
       messageCount: count,
       snapRev: rev,
+      tabled: true,
       snapIno: Number(statSync(sp.snapshot(rev)).ino),
       snapBytes: frame.length,
       logIno: 0,
@@ -1336,13 +1465,14 @@ export class FileStore<M = Message> implements FullStore<M> {
   async #appendLog(
     id: string,
     head: Head,
-    header: HeaderJson,
-    messageCount: number,
+    after: { header: HeaderJson; lineage: HistoryLineage; messageCount: number },
     appended: unknown[],
     kind: LogMeta['kind'],
     whileSyncing?: () => void,
   ): Promise<void> {
     const sp = this.#sp(id);
+    const { header, lineage, messageCount } = after;
+    const encoded = appended.length > 0 ? encodeAppendBody(appended) : undefined;
     const meta: LogMeta = {
       v: FORMAT_VERSION,
       kind,
@@ -1350,9 +1480,10 @@ export class FileStore<M = Message> implements FullStore<M> {
       header,
       messageCount,
       appended: appended.length,
+      lineage,
     };
-    const body = appended.length > 0 ? Buffer.from(JSON.stringify(appended), 'utf8') : undefined;
-    const frame = encodeFrame(meta, body);
+    if (encoded) meta.sizes = encoded.sizes;
+    const frame = encodeFrame(meta, encoded?.body);
     // Synchronous open/write/close (microseconds on a local disk) and one thread-pool hop
     // for the fdatasync. The caller holds the lock and has just checked the log's inode
     // (`#readHead`), so no other writer can have replaced it: a known inode needs no fstat.
@@ -1385,8 +1516,10 @@ export class FileStore<M = Message> implements FullStore<M> {
     if (head.logIno === 0 && this.#sync) await fsyncDir(sp.dir);
     const next: Head = {
       header,
+      lineage,
       messageCount,
       snapRev: head.snapRev,
+      tabled: head.tabled,
       snapIno: head.snapIno,
       snapBytes: head.snapBytes,
       logIno: ino,
@@ -1397,10 +1530,12 @@ export class FileStore<M = Message> implements FullStore<M> {
     };
     this.#heads.set(id, next);
     const logBytes = next.logSize;
+    // A snapshot of an older format (no offset table) is upgraded by the first commit.
     const fold =
       kind === 'commit' &&
       header.revision > head.snapRev &&
-      ((next.logRecords >= this.#snapshotEvery && logBytes >= next.snapBytes) ||
+      (!next.tabled ||
+        (next.logRecords >= this.#snapshotEvery && logBytes >= next.snapBytes) ||
         logBytes >= Math.max(next.snapBytes, LOG_FOLD_BYTES));
     if (fold) {
       // The record is durable: a fold that fails (a full disk, a damaged older record) must
@@ -1408,10 +1543,10 @@ export class FileStore<M = Message> implements FullStore<M> {
       try {
         const spliced = this.#spliceFold(id, next);
         if (spliced) {
-          await this.#writeSnapshot(id, spliced.header, spliced);
+          await this.#writeSnapshot(id, spliced.header, spliced.lineage, spliced.tabled);
         } else {
           const full = await this.#readFull(id);
-          await this.#writeSnapshot(id, full.header, full.messages);
+          await this.#writeSnapshot(id, full.header, full.lineage, full.messages);
         }
       } catch {
         this.#heads.delete(id); // the next write re-reads the folder
@@ -1421,18 +1556,14 @@ export class FileStore<M = Message> implements FullStore<M> {
   }
 
   /**
-   * The messages of the snapshot and log of `head` as one snapshot body, built from the
-   * stored bytes without parsing the messages: every body is a JSON array written by
-   * `JSON.stringify` and checked against its CRC here, so `[` + the snapshot's elements +
-   * each record's elements + `]` is the array a full load would build. Checks what a load
-   * checks of metas (record order, headers, revisions, message counts adding up); any
-   * doubt → `undefined`, and the caller folds through a full load, which reports the
-   * problem. Caller holds the session lock (the files cannot change).
+   * The snapshot and log of `head` spliced into one snapshot body with its offset table
+   * (`spliceFold`); `undefined` when they cannot be (the caller folds through a full
+   * load). Caller holds the session lock (the files cannot change).
    */
   #spliceFold(
     id: string,
     head: Head,
-  ): { header: HeaderJson; count: number; body: Buffer } | undefined {
+  ): { header: HeaderJson; lineage: HistoryLineage; tabled: TabledBody } | undefined {
     const sp = this.#sp(id);
     let snapBuf: Buffer;
     let logBuf: Buffer;
@@ -1443,44 +1574,8 @@ export class FileStore<M = Message> implements FullStore<M> {
       return undefined;
     }
     this.stats.transcriptReads++;
-    const OPEN = 0x5b; // [
-    const CLOSE = 0x5d; // ]
-    const snap = parseFrames<SnapshotMeta>(snapBuf);
-    const sf = snap.frames[0];
-    if (!sf || snap.frames.length !== 1 || snap.torn || snap.corrupt) return undefined;
-    if (sf.meta.kind !== 'snapshot' || headerProblem(sf.meta.header, id)) return undefined;
-    const parts: Buffer[] = [];
-    const addArray = (buf: Buffer, start: number, end: number): boolean => {
-      if (end - start < 2 || buf[start] !== OPEN || buf[end - 1] !== CLOSE) return false;
-      if (end - start > 2) parts.push(buf.subarray(start + 1, end - 1));
-      return true;
-    };
-    if (!addArray(snapBuf, sf.bodyStart, sf.bodyEnd)) return undefined;
-    let header = sf.meta.header;
-    let count = sf.meta.messageCount;
-    const log = parseFrames<LogMeta>(logBuf.subarray(0, head.logSize));
-    if (log.corrupt || log.torn || log.frames.length !== head.logRecords) return undefined;
-    let seq = 0;
-    for (const f of log.frames) {
-      const m = f.meta;
-      seq++;
-      if (m.seq !== seq || headerProblem(m.header, id) || m.header.revision < header.revision)
-        return undefined;
-      if (m.appended > 0 && !addArray(logBuf, f.bodyStart, f.bodyEnd)) return undefined;
-      if (m.appended === 0 && f.bodyEnd !== f.bodyStart) return undefined;
-      count += m.appended;
-      if (count !== m.messageCount) return undefined;
-      header = m.header;
-    }
-    if (count !== head.messageCount) return undefined;
-    const comma = Buffer.from(',');
-    const pieces: Buffer[] = [Buffer.from('[')];
-    parts.forEach((part, i) => {
-      if (i > 0) pieces.push(comma);
-      pieces.push(part);
-    });
-    pieces.push(Buffer.from(']'));
-    return { header, count, body: Buffer.concat(pieces) };
+    this.stats.transcriptBytesRead += snapBuf.length + logBuf.length;
+    return spliceFold(id, snapBuf, logBuf, head);
   }
 
   /**
@@ -1511,8 +1606,10 @@ export class FileStore<M = Message> implements FullStore<M> {
         if (!migrate) {
           return {
             header: legacy.header,
+            lineage: legacy.lineage,
             messageCount: legacy.messages.length,
             snapRev: 0,
+            tabled: false,
             snapIno: 0,
             snapBytes: 0,
             logIno: 0,
@@ -1522,7 +1619,7 @@ export class FileStore<M = Message> implements FullStore<M> {
             verified: false,
           };
         }
-        await this.#writeSnapshot(id, legacy.header, legacy.messages);
+        await this.#writeSnapshot(id, legacy.header, legacy.lineage, legacy.messages);
         continue;
       }
       // The snapshot's identity, then the log's: when both match what this store last saw,
@@ -1546,7 +1643,7 @@ export class FileStore<M = Message> implements FullStore<M> {
         // No shortcut from the cached head here: only the snapshot's inode would vouch for
         // it, and a session deleted and re-created by another process may get that inode
         // number again. Its meta is small.
-        let snapMeta: { meta: SnapshotMeta; bytes: number };
+        let snapMeta: SnapshotInfo;
         try {
           snapMeta = await this.#readSnapshotMeta(id, sp.snapshot(snapRev));
         } catch (e) {
@@ -1555,8 +1652,10 @@ export class FileStore<M = Message> implements FullStore<M> {
         }
         const head: Head = {
           header: snapMeta.meta.header,
+          lineage: readLineage(snapMeta.meta.lineage),
           messageCount: snapMeta.meta.messageCount,
           snapRev,
+          tabled: snapMeta.tabled,
           snapIno,
           snapBytes: snapMeta.bytes,
           logIno: 0,
@@ -1579,7 +1678,7 @@ export class FileStore<M = Message> implements FullStore<M> {
           this.#pinned(sp.log(snapRev), ino)
         )
           return cached;
-        let snapMeta: { meta: SnapshotMeta; bytes: number };
+        let snapMeta: SnapshotInfo;
         try {
           snapMeta = await this.#readSnapshotMeta(id, sp.snapshot(snapRev));
         } catch (e) {
@@ -1588,8 +1687,10 @@ export class FileStore<M = Message> implements FullStore<M> {
         }
         const base: Head = {
           header: snapMeta.meta.header,
+          lineage: readLineage(snapMeta.meta.lineage),
           messageCount: snapMeta.meta.messageCount,
           snapRev,
+          tabled: snapMeta.tabled,
           snapIno,
           snapBytes: snapMeta.bytes,
           logIno: ino,
@@ -1655,6 +1756,7 @@ export class FileStore<M = Message> implements FullStore<M> {
       return {
         ...base,
         header: meta.header,
+        lineage: readLineage(meta.lineage),
         messageCount: meta.messageCount,
         logSize: end,
         logRecords: meta.seq,
@@ -1707,17 +1809,23 @@ export class FileStore<M = Message> implements FullStore<M> {
     return toHead(last.meta, parsed.validEnd);
   }
 
-  async #readSnapshotMeta(
-    id: string,
-    path: string,
-  ): Promise<{ meta: SnapshotMeta; bytes: number }> {
+  /**
+   * A snapshot's meta (its first frame's), its file size and whether an offset table
+   * (format 3: a second frame) follows. Reads the head and meta only.
+   */
+  async #readSnapshotMeta(id: string, path: string): Promise<SnapshotInfo> {
     const handle = openFd(path, 'r');
     try {
       const st = await handle.stat();
       const headBuf = Buffer.alloc(HEAD_BYTES);
       const { bytesRead } = await handle.read(headBuf, 0, HEAD_BYTES, 0);
       const head = bytesRead === HEAD_BYTES ? decodeHead(headBuf) : undefined;
-      if (!head || head.total !== st.size) {
+      // Format 3 appends the offset table as a second frame (checked by full loads).
+      if (
+        !head ||
+        head.total > st.size ||
+        (head.total < st.size && st.size - head.total < HEAD_BYTES + TAIL_BYTES)
+      ) {
         throw errors.corrupt(id, `snapshot ${path} is truncated or damaged`);
       }
       const meta = await readMeta<SnapshotMeta>(handle, head, 0);
@@ -1726,7 +1834,7 @@ export class FileStore<M = Message> implements FullStore<M> {
       }
       const problem = headerProblem(meta.header, id);
       if (problem) throw errors.corrupt(id, `snapshot ${path}: ${problem}`);
-      return { meta, bytes: st.size };
+      return { meta, bytes: st.size, tabled: head.total < st.size };
     } finally {
       await handle.close();
     }
@@ -1742,7 +1850,7 @@ export class FileStore<M = Message> implements FullStore<M> {
     }
     this.stats.transcriptReads++;
     try {
-      return migrateLegacy(JSON.parse(text), id);
+      return { ...migrateLegacy(JSON.parse(text), id), lineage: readLineage(undefined) };
     } catch (cause) {
       throw errors.corrupt(
         id,
@@ -1789,6 +1897,7 @@ export class FileStore<M = Message> implements FullStore<M> {
         if (!(await exists(sp.snapshot(snapRev)))) continue;
       }
       this.stats.transcriptReads++;
+      this.stats.transcriptBytesRead += snapBuf.length + (logBuf?.length ?? 0);
       return decodeSession(id, snapRev, snapBuf, logBuf);
     }
     throw errors.unavailable(`session "${id}" kept changing while being read`);
@@ -1812,9 +1921,9 @@ export class FileStore<M = Message> implements FullStore<M> {
       }
       const scan = scanSessionDir(names);
       if (scan.snapshots.length === 0 && !scan.legacy) return false;
-      let grandparent: string | undefined;
+      let deleted: MergeSide;
       try {
-        const { header } = await this.#readHead(id, false);
+        const { header, lineage } = await this.#readHead(id, false);
         if (
           expected &&
           (header.revision !== expected.revision ||
@@ -1822,19 +1931,26 @@ export class FileStore<M = Message> implements FullStore<M> {
             header.parentId !== undefined)
         )
           return false;
-        grandparent = header.parentId;
+        deleted = { header: headerFromJson(header), lineage };
       } catch (e) {
         if (!isSessionKitError(e, 'corrupt') || expected) {
           if (expected && (isSessionKitError(e, 'corrupt') || isSessionKitError(e, 'not_found')))
             return false;
           throw e;
         }
-        grandparent = (await this.#refreshIndex()).entries.get(id)?.parentId;
+        // Unreadable: what the index knows of it (no lineage: children lose their base).
+        const entry = (await this.#refreshIndex()).entries.get(id);
+        const { messageCount: _n, ...header } = entry ?? {
+          ...DELETED_UNKNOWN,
+          id,
+          messageCount: 0,
+        };
+        deleted = { header: headerFromJson(header), lineage: readLineage(undefined) };
       }
       // Promote the children first: a crash half-way leaves every session readable.
       const index = await this.#refreshIndex();
       const kids = [...index.entries.values()].filter((e) => e.parentId === id).map((e) => e.id);
-      for (const childId of kids) await this.#reparent(childId, id, grandparent);
+      for (const childId of kids) await this.#reparent(childId, deleted);
       const grave = join(this.#paths.trash, `${id}.${randomBytes(6).toString('hex')}`);
       await fsp.rename(sp.dir, grave);
       if (this.#sync) await fsyncDir(this.#paths.sessions);
@@ -1857,12 +1973,12 @@ export class FileStore<M = Message> implements FullStore<M> {
     return removed;
   }
 
-  /** Moves `childId` from `oldParent` to `newParent` (a header-only log record). */
-  async #reparent(
-    childId: string,
-    oldParent: string,
-    newParent: string | undefined,
-  ): Promise<void> {
+  /**
+   * Promotes `childId` from the session `deleted` to that session's parent (core's
+   * `promotedChild`: new `parentId`, re-based `branchedAtTurn` and lineage; revision and
+   * `updatedAt` kept) with a header-only log record.
+   */
+  async #reparent(childId: string, deleted: MergeSide): Promise<void> {
     await this.#lock(childId, async () => {
       let head: Head;
       try {
@@ -1872,11 +1988,14 @@ export class FileStore<M = Message> implements FullStore<M> {
         if (isSessionKitError(e, 'not_found') || isSessionKitError(e, 'corrupt')) return;
         throw e;
       }
-      if (head.header.parentId !== oldParent) return;
-      const { parentId: _old, ...rest } = head.header;
-      const header: HeaderJson =
-        newParent !== undefined && newParent !== childId ? { ...rest, parentId: newParent } : rest;
-      await this.#appendLog(childId, head, header, head.messageCount, [], 'reparent');
+      if (head.header.parentId !== deleted.header.id) return;
+      const promoted = promotedChild(
+        { header: headerFromJson(head.header), lineage: head.lineage },
+        deleted,
+      );
+      const header = headerToJson(promoted.header);
+      const after = { header, lineage: promoted.lineage, messageCount: head.messageCount };
+      await this.#appendLog(childId, head, after, [], 'reparent');
       await this.#indexAppend(
         [{ v: FORMAT_VERSION, op: 'put', entry: entryOf(header, head.messageCount) }],
         childId,
@@ -1923,7 +2042,9 @@ export class FileStore<M = Message> implements FullStore<M> {
       ino = Number(fstatSync(fd).ino);
     }
     try {
-      writeAll(fd, Buffer.from(`\n${text}`, 'utf8'));
+      // Each message's text starts with core's separator: appending keeps the file equal
+      // to `searchTextOf` of the whole history.
+      writeAll(fd, Buffer.from(text, 'utf8'));
     } catch (e) {
       closeQuietly(fd);
       throw e;
@@ -2277,7 +2398,7 @@ export class FileStore<M = Message> implements FullStore<M> {
       } catch (e) {
         if (!isEnoent(e)) throw e;
       }
-      if (text.includes(query)) hits.push(l);
+      if (searchTextMatches(text, query)) hits.push(l);
     }
     return hits.slice(opts.offset, want);
   }
@@ -2326,7 +2447,9 @@ export class FileStore<M = Message> implements FullStore<M> {
         } catch (e) {
           if (!isEnoent(e)) throw e;
         }
-        if (current === undefined || current.replace(/^\n/, '') !== text) {
+        // Also rewrites files of format 2 (messages separated by "\n", so a query could
+        // span two of them).
+        if (current === undefined || current !== text) {
           // Under the session's lock (a concurrent commit's search append is not lost),
           // from the transcript as it is then.
           const rewrite = async () => this.#writeSearch(id, (await this.#readFull(id)).messages);
@@ -2422,6 +2545,22 @@ export class FileStore<M = Message> implements FullStore<M> {
 }
 
 // ---------------------------------------------------------------------- helpers
+
+/** The header fields of a deleted session that neither the session nor the index had. */
+const DELETED_UNKNOWN: Omit<HeaderJson, 'id'> = {
+  title: '',
+  folder: '',
+  createdAt: 0,
+  updatedAt: 0,
+  model: '',
+  provider: '',
+  tokenCount: 0,
+  costUsd: 0,
+  turnCount: 0,
+  metadata: {},
+  status: 'active',
+  revision: 1,
+};
 
 /** `not_found` for a folder without data; `corrupt` when a log survives its snapshot. */
 function missingSnapshot(id: string, logs: number[]) {
@@ -2530,9 +2669,15 @@ function decodeSession(
   snapBuf: Buffer,
   logBuf: Buffer | undefined,
 ): Loaded {
+  // The frames' metas only: the body checksums are checked here, the JSON parsed once.
   const snap = parseFrames<SnapshotMeta>(snapBuf);
   const frame = snap.frames[0];
-  if (!frame || snap.frames.length !== 1 || snap.torn || snap.corrupt) {
+  // Format 3: a second frame, the offset table (its checksum checked by parseFrames).
+  const table = snap.frames[1] as Frame<unknown> | undefined;
+  const tableOk =
+    table === undefined ||
+    (snap.frames.length === 2 && (table.meta as { kind?: unknown }).kind === 'offsets');
+  if (!frame || !tableOk || snap.torn || snap.corrupt) {
     throw errors.corrupt(
       id,
       `snapshot snap-${snapRev}.skr is ${snap.torn || !frame ? 'truncated' : 'damaged'}${snap.corrupt ? ` (${snap.corrupt})` : ''}`,
@@ -2552,6 +2697,7 @@ function decodeSession(
     throw errors.corrupt(id, `snap-${snapRev}.skr: message count does not match`);
   }
   let header = meta.header;
+  let lineage = meta.lineage;
   if (logBuf && logBuf.length > 0) {
     const log = parseFrames<LogMeta>(logBuf);
     if (log.corrupt) throw errors.corrupt(id, `log-${snapRev}.skr: ${log.corrupt}`);
@@ -2582,7 +2728,8 @@ function decodeSession(
         throw errors.corrupt(id, `log-${snapRev}.skr record ${seq}: message count does not add up`);
       }
       header = m.header;
+      lineage = m.lineage;
     }
   }
-  return { header, messages };
+  return { header, lineage: readLineage(lineage), messages };
 }

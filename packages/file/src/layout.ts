@@ -3,16 +3,20 @@
 
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
-import type { JsonValue, Session, SessionSummary } from '@sessionkit/core';
+import type { HistoryLineage, JsonValue, Session, SessionSummary } from '@sessionkit/core';
 
 /** What `format.json` says the folder is. */
 export const FORMAT_NAME = 'sessionkit-file';
 /**
  * The current on-disk format. Version 1 kept one `session.json` per session (whole
- * session, ISO dates, no log); version 2 is snapshot + framed commit log. Version 1
- * folders are read and migrated on open.
+ * session, ISO dates, no log); version 2 is snapshot + framed commit log; version 3 adds
+ * a message-offset table to snapshots (windowed reads), the merge lineage to snapshot and
+ * log metas, per-message byte sizes to log records, and search text with one `"A"` before
+ * each message's text (version 2 used `"\n"` between messages, which let a query span two
+ * messages). Older folders are read and upgraded on open (index and search files rebuilt),
+ * and each session's snapshot gets its offset table on its next write.
  */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 
 /** Paths of a store rooted at `root`. */
 export function storePaths(root: string) {
@@ -275,12 +279,30 @@ export interface HeaderJson {
   state?: JsonValue;
 }
 
-/** Meta of a snapshot's single frame; its body is the JSON array of messages. */
+/**
+ * Meta of a snapshot's first frame; its body is the JSON array of messages. Format 3
+ * snapshots have a second frame, the message-offset table (`OffsetsMeta`).
+ */
 export interface SnapshotMeta {
   v: number;
   kind: 'snapshot';
   header: HeaderJson;
   messageCount: number;
+  /** Merge lineage (format 3); absent in older snapshots (`readLineage(undefined)`). */
+  lineage?: HistoryLineage;
+}
+
+/**
+ * Meta of a format-3 snapshot's second frame. Its body is the binary offset table:
+ * `count + 1` entries of 8 bytes (u32 LE each): entry `i < count` = the byte offset of
+ * message `i`'s JSON inside the first frame's body and the CRC-32 of that JSON; entry
+ * `count` = the body's length and 0. Message `i` spans `[off(i), off(i + 1) − 1)` (the
+ * byte at `off(i + 1) − 1` is the `,` or `]` after it). See `format/message-offsets.ts`.
+ */
+export interface OffsetsMeta {
+  v: number;
+  kind: 'offsets';
+  count: number;
 }
 
 /**
@@ -296,6 +318,10 @@ export interface LogMeta {
   header: HeaderJson;
   messageCount: number;
   appended: number;
+  /** Merge lineage after the record (format 3); absent in older records. */
+  lineage?: HistoryLineage;
+  /** UTF-8 byte length of each appended message's JSON (format 3), for folds. */
+  sizes?: number[];
 }
 
 /** Meta of an event record; its body is the payload JSON. */

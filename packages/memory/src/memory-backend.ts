@@ -1,4 +1,10 @@
-import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
+import type {
+  HistoryLineage,
+  RouterRow,
+  Session,
+  SessionEvent,
+  SessionSummary,
+} from '@sessionkit/core';
 import { compareIds } from '@sessionkit/core';
 
 /** A stored session's header: every field except its messages and its derived children. */
@@ -15,6 +21,12 @@ export interface MemoryRecord {
   runtimeStatus: string | null;
   /** The event log, sequences 1, 2, 3 … in order. */
   events: SessionEvent[];
+  /**
+   * What merges need beyond the header (core's `HistoryLineage`): how often the history
+   * was rewritten and, for a session with a parent, what it was based on. A record
+   * without one (edited by hand) reads as core's `readLineage(undefined)`.
+   */
+  lineage?: HistoryLineage | undefined;
 }
 
 /**

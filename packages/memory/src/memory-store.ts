@@ -7,6 +7,8 @@ import type {
   JsonValue,
   ListOptions,
   Message,
+  MessageWindow,
+  MessageWindowQuery,
   RepairReport,
   RouterRow,
   Session,
@@ -29,24 +31,35 @@ import {
   assertMax,
   assertRouterTuple,
   assertSaveInput,
+  branchedLineage,
   branchHeader,
   checkCommitExpectations,
   cloneHeader,
   cloneJson,
+  committedLineage,
   compareListOrder,
+  createdLineage,
   errorsFor,
+  extendsHistory,
   isSessionKitError,
   newSessionId,
   nextUpdatedAt,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
+  normalizeMessageWindow,
+  planMerge,
   prepareCreate,
+  promotedChild,
+  readLineage,
   resolveRoute,
+  rootLineage,
   runtimeStatusText,
   savedHeader,
+  savedLineage,
   searchTextOf,
   selectPage,
+  windowBounds,
 } from '@sessionkit/core';
 import {
   bindingKey,
@@ -114,12 +127,14 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     const b = this.backend;
     if (b.records.has(prepared.id)) throw errors.exists(prepared.id);
     const { messages, children: _children, ...header } = prepared;
+    const parent = header.parentId === undefined ? undefined : b.records.get(header.parentId);
     const record: MemoryRecord = {
       header,
       messages,
       searchText: searchTextOf(messages),
       runtimeStatus: null,
       events: [],
+      lineage: createdLineage(header, parent ? readLineage(parent.lineage) : undefined),
     };
     putRecord(b, record);
     if (header.parentId !== undefined) linkChild(b, header.parentId, header.id);
@@ -156,6 +171,10 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     }
     const header: MemoryHeader = savedHeader(stored, session as Session<unknown>);
     const messages = cloneJson(session.messages) as unknown[];
+    record.lineage = savedLineage(
+      readLineage(record.lineage),
+      extendsHistory(record.messages, messages),
+    );
     record.header = header;
     record.messages = messages;
     record.searchText = searchTextOf(messages);
@@ -216,7 +235,9 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       { ...record.header, messageCount },
       input as CommitInput<unknown>,
       now,
+      errors,
     );
+    record.lineage = committedLineage(readLineage(record.lineage), input);
     if (input.replace !== undefined) {
       const messages = cloneJson(input.replace) as unknown[];
       record.messages = messages;
@@ -225,8 +246,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       const added = cloneJson(input.append) as unknown[];
       // Push one by one: no copy of the stored array, no argument-count limit.
       for (const message of added) record.messages.push(message);
-      const text = searchTextOf(added);
-      if (text) record.searchText = record.searchText ? `${record.searchText}\n${text}` : text;
+      record.searchText += searchTextOf(added);
     }
     record.header = header;
     putRecord(this.backend, record);
@@ -257,6 +277,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       searchText: searchTextOf(messages),
       runtimeStatus: null,
       events: [],
+      lineage: branchedLineage(parent.header, readLineage(parent.lineage)),
     };
     putRecord(this.backend, record);
     linkChild(this.backend, parentId, header.id);
@@ -280,17 +301,19 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       searchText: source.searchText,
       runtimeStatus: null,
       events: [],
+      lineage: rootLineage(),
     };
     putRecord(this.backend, record);
     return this.#sessionOf(record);
   }
 
   /**
-   * Fast-forwards the parent to copies of the child's messages and its counters
-   * (`revision + 1`, `updatedAt` bumped) and returns the parent. The child is unchanged.
-   * A child without `branchedAtTurn` counts as branched at 0. Throws `merge_diverged`
-   * (nothing written) when the parent has more messages than the branch point,
-   * `invalid_argument` when the child has no parent, `not_found`, `closed`.
+   * Fast-forwards the parent to copies of the child's messages (core's `planMerge`: the
+   * parent keeps its own fields and counters plus what the branch gained, `revision + 1`,
+   * `updatedAt` moved forward) and returns the parent. The child is unchanged.
+   * Throws `merge_diverged` (nothing written) when the parent's history changed after the
+   * branch point (more or fewer messages than `branchedAtTurn`, or rewritten since the
+   * branch), `invalid_argument` when the child has no parent, `not_found`, `closed`.
    */
   async merge(childId: string): Promise<Session<M>> {
     this.#assertOpen();
@@ -301,19 +324,18 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
     }
     const parent = this.#get(parentId);
-    const at = child.header.branchedAtTurn ?? 0;
-    if (parent.messages.length > at) {
-      throw errors.mergeDiverged(childId, parentId, parent.messages.length, at);
-    }
+    const plan = planMerge(
+      errors,
+      {
+        header: parent.header,
+        lineage: readLineage(parent.lineage),
+        messageCount: parent.messages.length,
+      },
+      { header: child.header, lineage: readLineage(child.lineage) },
+    );
     this.backend.stats.messageBodyReads++;
-    parent.header = {
-      ...parent.header,
-      tokenCount: child.header.tokenCount,
-      costUsd: child.header.costUsd,
-      turnCount: child.header.turnCount,
-      revision: parent.header.revision + 1,
-      updatedAt: nextUpdatedAt(parent.header.updatedAt),
-    };
+    parent.header = plan.header;
+    parent.lineage = plan.lineage;
     parent.messages = structuredClone(child.messages);
     parent.searchText = child.searchText;
     putRecord(this.backend, parent);
@@ -323,15 +345,33 @@ export class MemoryStore<M = Message> implements FullStore<M> {
   // ---------------------------------------------------------------- HistoryReader
 
   /**
-   * A caller-owned copy of the committed messages, taken in one synchronous step (never
-   * torn by a concurrent commit). Throws `not_found`, `invalid_argument`, `closed`.
+   * A caller-owned copy of the committed messages, or of a window of them (`{last}`,
+   * `{offset, limit}`), taken in one synchronous step (never torn by a concurrent
+   * commit). A window copies only its own messages. Throws `not_found`,
+   * `invalid_argument`, `closed`.
    */
-  async loadMessages(id: string): Promise<M[]> {
+  async loadMessages(id: string, window?: MessageWindowQuery): Promise<M[]> {
+    return (await this.loadMessageWindow(id, window)).messages;
+  }
+
+  /**
+   * The window with its absolute `offset`, the history's `messageCount` and the
+   * session's `revision`, from one synchronous step. Throws `not_found`,
+   * `invalid_argument`, `closed`.
+   */
+  async loadMessageWindow(id: string, window?: MessageWindowQuery): Promise<MessageWindow<M>> {
     this.#assertOpen();
     assertId(errors, id);
+    const normalized = normalizeMessageWindow(errors, window);
     const record = this.#get(id);
     this.backend.stats.messageBodyReads++;
-    return structuredClone(record.messages) as M[];
+    const { start, end } = windowBounds(normalized, record.messages.length);
+    return {
+      messages: structuredClone(record.messages.slice(start, end)) as M[],
+      offset: start,
+      messageCount: record.messages.length,
+      revision: record.header.revision,
+    };
   }
 
   // ---------------------------------------------------------------- RuntimeStatusStore
@@ -601,17 +641,26 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     b.records.delete(id);
     b.index.delete(id);
     if (grandparentId !== undefined) unlinkChild(b, grandparentId, id);
+    // A corrupt record can still be deleted: read only what promotion needs, defensively.
+    const raw = (record as Partial<MemoryRecord>).header as Partial<MemoryHeader> | undefined;
+    const deletedHeader = { id, parentId: grandparentId } as MemoryHeader;
+    if (typeof raw?.branchedAtTurn === 'number') deletedHeader.branchedAtTurn = raw.branchedAtTurn;
+    const deleted = {
+      header: deletedHeader,
+      lineage: readLineage((record as Partial<MemoryRecord>).lineage),
+    };
     for (const childId of childIds(b, id)) {
       const child = b.records.get(childId);
       if (!child || typeof child.header !== 'object' || child.header === null) continue;
-      const { parentId: _old, ...header } = child.header;
-      // A parent cycle (allowed by create) must not make a session its own parent.
-      if (grandparentId !== undefined && grandparentId !== childId) {
-        child.header = { ...header, parentId: grandparentId };
-        linkChild(b, grandparentId, childId);
-      } else {
-        child.header = header;
-      }
+      // Core's rule: re-parented to the grandparent with a re-based branch point and
+      // merge base, or a root (also when a parent cycle would make it its own parent).
+      const promoted = promotedChild(
+        { header: child.header, lineage: readLineage(child.lineage) },
+        deleted,
+      );
+      child.header = promoted.header;
+      child.lineage = promoted.lineage;
+      if (promoted.header.parentId !== undefined) linkChild(b, promoted.header.parentId, childId);
       // A corrupt child keeps its stale index entry until repair() drops it.
       if (recordProblem(childId, child) === undefined) putRecord(b, child);
     }

@@ -153,7 +153,7 @@ describe('MemoryStore › message body reads', () => {
     const after = store.backend.records.get(id)!.messages;
     expect(after).toBe(before);
     expect(after).toEqual([user('one'), user('two'), user('three')]);
-    expect(store.backend.records.get(id)!.searchText).toBe('one\ntwo\nthree');
+    expect(store.backend.records.get(id)!.searchText).toBe('AoneAtwoAthree');
   });
 });
 
@@ -168,7 +168,7 @@ describe('MemoryStore › index and repair', () => {
       title: 'T',
       messageCount: 2,
       parentId: parent.id,
-      searchText: 'p\nsecond',
+      searchText: 'ApAsecond',
       revision: 2,
     });
     await store.delete(parent.id);

@@ -33,9 +33,44 @@ admin.on('error', () => {});
 
 // The adapter: an owned pool of 10 (pg's default).
 const store = await openPostgresStore(url, { schema });
+/**
+ * Windowed reads (issue 9): `{last: 50}` of a 10,000-message session beside a whole
+ * `loadMessages` of it and beside `{last: 50}` of a 100-message session (messages of
+ * ~1 KB). Targets: the window ≥ 20x faster than the whole read, within 2x of the small one.
+ */
+async function windowBench() {
+  await store.create({ id: 'win-10k', messages: history(10_000) });
+  await store.create({ id: 'win-100', messages: history(100) });
+  await admin.query(`ANALYZE "${schema}".messages`);
+  gc();
+  const whole = await timeIt(15, () => store.loadMessages('win-10k'));
+  const last10k = await timeIt(200, () => store.loadMessages('win-10k', { last: 50 }));
+  const last100 = await timeIt(200, () => store.loadMessages('win-100', { last: 50 }));
+  const page = await timeIt(200, () =>
+    store.loadMessageWindow('win-10k', { offset: 5000, limit: 50 }),
+  );
+  console.log(`\nwindowed reads (median; messages of ~1 KB):`);
+  console.log(`loadMessages of 10,000 messages (whole):  ${whole.toFixed(2)} ms`);
+  console.log(
+    `{last: 50} of 10,000 messages:            ${last10k.toFixed(2)} ms (${(whole / last10k).toFixed(0)}x faster than whole; target >= 20x)`,
+  );
+  console.log(
+    `{last: 50} of 100 messages:               ${last100.toFixed(2)} ms (10,000-message window = ${(last10k / last100).toFixed(2)}x of it; target <= 2x)`,
+  );
+  console.log(`{offset: 5000, limit: 50} of 10,000:      ${page.toFixed(2)} ms`);
+}
+
 // The raw ceiling: the same tables, a pool of its own, one statement per turn.
 const raw = new pg.Pool({ connectionString: url, max: 10 });
 raw.on('error', () => {});
+if (process.env.BENCH_ONLY === 'windows') {
+  await windowBench();
+  await store.close();
+  await raw.end();
+  await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+  await admin.end();
+  process.exit(0);
+}
 const RAW_TURN = {
   name: 'raw_turn',
   text: `WITH s AS (
@@ -218,6 +253,8 @@ console.log(`list 20 of 10,000 (keyset page 2):   ${next.toFixed(2)} ms`);
 console.log(`list 20 of 10,000 (folder, oldest):  ${folder.toFixed(2)} ms`);
 console.log(`search "number 777" in 10,000:       ${search.toFixed(2)} ms`);
 await listStore.close();
+
+await windowBench();
 
 // Loading a 20 MB transcript.
 const chunk = 'x'.repeat(9_000);

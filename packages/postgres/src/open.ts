@@ -5,6 +5,7 @@ import pg from 'pg';
 import { errors, wrapDriverError } from './errors.js';
 import { ownedStore, type PostgresStore } from './postgres-store.js';
 import { assertSchemaName } from './schema.js';
+import { parseStoreUrl } from './url-options.js';
 
 /** Options of `openPostgresStore`. */
 export interface OpenPostgresStoreOptions {
@@ -62,27 +63,27 @@ export async function openPostgresStore<M = Message>(
 }
 
 /**
- * Opens `postgres://` and `postgresql://` URLs for core's `openStore`. The schema comes
- * from `?schema=NAME` (removed before the URL reaches pg) or `options.schema`, default
- * `"sessionkit"`; every other part of the URL is passed to pg as is. The store owns its
- * pool. Throws `invalid_argument` (bad schema, both given, unknown options),
- * `unavailable`.
+ * Opens `postgres://` and `postgresql://` URLs for core's `openStore`. Query parameters
+ * (see url-options.ts and the README): `schema=NAME` (or `options.schema`, default
+ * `"sessionkit"`), `connect_timeout=SECONDS`, and the connection parameters node-postgres
+ * reads itself (`sslmode`, `application_name`, `statement_timeout` …, listed in
+ * `PG_URL_PARAMS`), passed on as they are. The store owns its pool. Throws
+ * `invalid_argument` for any other parameter (naming it), a bad value or schema, a schema
+ * given both ways; `unavailable`.
  */
 export const storeAdapter: StoreAdapter = {
   schemes: ['postgres', 'postgresql'],
   async open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>> {
     assertKnownKeys(errors, options, ['schema'], 'openStore(postgres:)');
-    const copy = new URL(url.href);
-    const fromUrl = copy.searchParams.get('schema');
-    copy.searchParams.delete('schema');
+    const { config, schema: fromUrl } = parseStoreUrl(url);
     const fromOptions = options?.schema;
-    if (fromUrl !== null && fromOptions !== undefined && fromUrl !== fromOptions) {
+    if (fromUrl !== undefined && fromOptions !== undefined && fromUrl !== fromOptions) {
       throw errors.invalid(
         'openStore(postgres:): give the schema in the URL or in options, not both',
       );
     }
     const schema = fromUrl ?? (fromOptions as string | undefined);
     if (schema !== undefined) assertSchemaName(errors, schema);
-    return openPostgresStore<Message>(copy.href, { schema });
+    return openPostgresStore<Message>(config, { schema });
   },
 };

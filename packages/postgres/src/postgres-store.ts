@@ -7,6 +7,8 @@ import type {
   JsonValue,
   ListOptions,
   Message,
+  MessageWindow,
+  MessageWindowQuery,
   RepairReport,
   RouterRow,
   Session,
@@ -27,19 +29,39 @@ import {
   assertMax,
   assertRouterTuple,
   assertSaveInput,
+  branchedLineage,
+  branchHeader,
+  cloneHeader,
+  committedLineage,
+  createdLineage,
+  extendsHistory,
   isSessionKitError,
-  MAX_SHORT_TEXT_LENGTH,
-  messageText,
   newSessionId,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
+  normalizeMessageWindow,
   prepareCreate,
   resolveRoute,
+  rootLineage,
   runtimeStatusText,
+  SEARCH_TEXT_SEPARATOR,
+  savedLineage,
+  setOwn,
 } from '@sessionkit/core';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { guardPool } from './client-guard.js';
+import { type StoredCounters, throwOutOfRange } from './counters.js';
 import { errors, isRetryableTxError, wrapDriverError } from './errors.js';
+import { lineageOf, lineageParams } from './lineage.js';
+import {
+  deleteWithPromotions,
+  headerOf,
+  mergeIntoParent,
+  parentLineage,
+} from './lineage-writes.js';
+import { parseWindow, type WindowRow, windowStatement } from './message-window.js';
+import { type HeaderRow, parseBodies, parseJson, parseMessageRows, summaryOf } from './rows.js';
 import {
   assertSchemaName,
   DEFAULT_SCHEMA,
@@ -47,7 +69,10 @@ import {
   migrate,
   quoteIdent,
 } from './schema.js';
+import { type SearchChunks, searchChunks } from './search-rows.js';
 import { buildListQuery, headerColumns } from './sql.js';
+
+export { SEARCH_CHUNK, type SearchChunks, searchChunks, searchRowText } from './search-rows.js';
 
 /** Options of `new PostgresStore(options)`. */
 export interface PostgresStoreOptions {
@@ -76,48 +101,8 @@ export function ownedStore<M>(pool: Pool, schema: string | undefined): PostgresS
   return new PostgresStore<M>(options);
 }
 
-/** A row of the header columns (`headerColumns` in sql.ts). */
-interface HeaderRow {
-  id: string;
-  title: string;
-  folder: string;
-  parent_id: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  model: string;
-  provider: string;
-  token_count: string | number;
-  cost_usd: number;
-  turn_count: string | number;
-  metadata: Record<string, string>;
-  status: string;
-  branched_at_turn: number | null;
-  revision: string | number;
-  archived_at: Date | string | null;
-  mode: string | null;
-  state: string | null;
-  message_count: number;
-  children: string[];
-}
-
-// A row_to_json timestamp: ISO 8601 in the session's TimeZone, whose offset may carry
-// seconds (`+00:19:32` for Amsterdam before 1937), which `Date` cannot parse.
-const JSON_TIMESTAMP =
-  /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)(?:Z|([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)$/;
-
-/** A Date from a driver value or from a row_to_json timestamp string, in any TimeZone. */
-function toDate(v: Date | string): Date {
-  if (v instanceof Date) return v;
-  const m = JSON_TIMESTAMP.exec(v);
-  if (!m) return new Date(v);
-  const utc = Date.parse(`${m[1]}Z`);
-  if (m[2] === undefined) return new Date(utc);
-  const offsetMs = (Number(m[3]) * 3600 + Number(m[4] ?? 0) * 60 + Number(m[5] ?? 0)) * 1000;
-  return new Date(m[2] === '+' ? utc - offsetMs : utc + offsetMs);
-}
-
-interface CommitRow {
-  code: 'ok' | 'not_found' | 'conflict_revision' | 'conflict_count';
+interface CommitRow extends StoredCounters {
+  code: 'ok' | 'not_found' | 'conflict_revision' | 'conflict_count' | 'out_of_range';
   revision: string | null;
   message_count: number | null;
   updated_at: Date | null;
@@ -125,96 +110,6 @@ interface CommitRow {
   parent_id: string | null;
   branched_at_turn: number | null;
   children: string[] | null;
-}
-
-/** Searchable text of one message as stored in `search_rows`: core's `messageText`, lower-cased. */
-export function searchRowText(message: unknown): string {
-  // PostgreSQL text cannot hold NUL; a query cannot contain NUL either (core rejects it).
-  // U+FFFF marks an overlap prefix (see searchChunks), so message text never holds it.
-  return messageText(message)
-    .toLowerCase()
-    .replaceAll('\u0000', '\uFFFD')
-    .replaceAll(OVERLAP_MARK, '\uFFFD');
-}
-
-/** Largest search chunk (UTF-16 units) before a new row starts; one message is never split. */
-const SEARCH_CHUNK = 64 * 1024;
-
-/**
- * How much of the previous row a continuation row repeats: at least the longest query
- * `list` accepts (core's `MAX_SHORT_TEXT_LENGTH` UTF-16 units, which lower-casing can at
- * most double), so a match across a cut is always whole in one row.
- */
-export const SEARCH_OVERLAP = 2 * MAX_SHORT_TEXT_LENGTH;
-
-/** First character of a continuation row: the overlap copied from the previous row follows. */
-export const OVERLAP_MARK = '\uFFFF';
-
-/** Search chunks of consecutive messages: `seqs[i]` is the offset of the chunk's first message. */
-export interface SearchChunks {
-  seqs: number[];
-  texts: string[];
-}
-
-/** The last `SEARCH_OVERLAP` units of a row's own text, never starting inside a surrogate pair. */
-function overlapTail(row: string): string {
-  const own = row.startsWith(OVERLAP_MARK) ? row.slice(1) : row;
-  let from = Math.max(0, own.length - SEARCH_OVERLAP);
-  const c = own.charCodeAt(from);
-  if (from > 0 && c >= 0xdc00 && c <= 0xdfff) from--;
-  return own.slice(from);
-}
-
-/**
- * The `search_rows` of `messages` (offsets relative to the first one): the non-empty
- * lower-cased texts of consecutive messages joined by a newline, as core's
- * `searchTextOf` joins them, cut into rows of about 64 KB between messages. A turn is
- * usually one row. A row after a cut starts with `OVERLAP_MARK`, the last
- * `SEARCH_OVERLAP` units of the row before it and a newline, so a query that straddles
- * the cut is still found in one row. (Rows of different commits do not overlap.)
- */
-export function searchChunks(messages: readonly unknown[]): SearchChunks {
-  const out: SearchChunks = { seqs: [], texts: [] };
-  let start = -1;
-  let text = '';
-  for (let i = 0; i < messages.length; i++) {
-    const t = searchRowText(messages[i]);
-    if (t === '') continue;
-    if (start >= 0 && text.length + 1 + t.length > SEARCH_CHUNK) {
-      out.seqs.push(start);
-      out.texts.push(text);
-      start = i;
-      text = `${OVERLAP_MARK}${overlapTail(text)}\n${t}`;
-    } else if (start < 0) {
-      start = i;
-      text = t;
-    } else text += `\n${t}`;
-  }
-  if (start >= 0) {
-    out.seqs.push(start);
-    out.texts.push(text);
-  }
-  return out;
-}
-
-/**
- * The searchable text of consecutive search rows (in seq order) with the overlap
- * prefixes removed, joined by a newline: what `searchTextOf` gives for the same
- * messages. `undefined` when a continuation row does not repeat the row before it.
- */
-export function joinSearchRows(texts: readonly string[]): string | undefined {
-  let out = '';
-  for (let i = 0; i < texts.length; i++) {
-    let t = texts[i]!;
-    if (t.startsWith(OVERLAP_MARK)) {
-      if (i === 0) return undefined;
-      const prefix = `${OVERLAP_MARK}${overlapTail(texts[i - 1]!)}\n`;
-      if (!t.startsWith(prefix)) return undefined;
-      t = t.slice(prefix.length);
-    }
-    out += i === 0 ? t : `\n${t}`;
-  }
-  return out;
 }
 
 /**
@@ -242,15 +137,22 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   /**
    * Counters for tests and diagnostics. `messageBodyReads` grows by one for every
    * statement this store runs that reads rows of the `messages` table (load,
-   * loadMessages, branch, clone, merge, repair); listing, search, commits and pruning
-   * never do. `txRetries` counts statements and transactions run again after a deadlock
+   * loadMessages and its windows, branch, clone, merge, save — which compares the stored
+   * history with the new one —, repair); listing, search, commits and pruning never do. `txRetries` counts statements and transactions run again after a deadlock
    * or serialization failure (40P01/40001).
    */
   readonly stats = { messageBodyReads: 0, txRetries: 0 };
   readonly #pool: Pool;
   readonly #ownsPool: boolean;
   readonly #s: string;
-  readonly #names: { commit: string; append: string; load: string; loadMessages: string };
+  readonly #names: {
+    commit: string;
+    append: string;
+    load: string;
+    loadMessages: string;
+    window: string;
+  };
+  readonly #unguard: () => void;
   #closed = false;
   #ready: Promise<void> | undefined;
   #ended: Promise<void> | undefined;
@@ -261,7 +163,10 @@ export class PostgresStore<M = Message> implements FullStore<M> {
    * needed (use `PostgresStore.fromPool` to migrate eagerly).
    *
    * The pool should have an `'error'` listener, as node-postgres requires of every pool:
-   * an idle client whose connection drops emits `'error'` on its pool.
+   * an idle client whose connection drops emits `'error'` on its pool. While the store is
+   * open it listens to the pool's `'acquire'`/`'release'` events and gives every
+   * checked-out client an `'error'` listener (see client-guard.ts), so a connection
+   * terminated right after it was handed out never crashes the process.
    * Throws `invalid_argument` for a missing pool or a bad schema name.
    */
   constructor(options: PostgresStoreOptions) {
@@ -292,7 +197,9 @@ export class PostgresStore<M = Message> implements FullStore<M> {
       append: `sk_append_${tag}`,
       load: `sk_load_${tag}`,
       loadMessages: `sk_load_messages_${tag}`,
+      window: `sk_load_window_${tag}`,
     };
+    this.#unguard = guardPool(pool, this.#ownsPool);
   }
 
   /**
@@ -334,13 +241,14 @@ export class PostgresStore<M = Message> implements FullStore<M> {
     const bodies = p.messages.map((m) => JSON.stringify(m));
     const search = searchChunks(p.messages);
     const s = this.#s;
-    const r = await this.#query<{ created: number; children: string[] }>(
-      {
-        text: `WITH ins AS (
+    const { messages: _m, children: _c, ...header } = p;
+    const statement = (lineage: ReturnType<typeof rootLineage>): QueryConfig => ({
+      text: `WITH ins AS (
   INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
     token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, archived_at,
-    mode, state, message_count)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, 1, $15, $16, $17, $18)
+    mode, state, message_count, history_rewrites, merge_base)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, 1, $15, $16, $17, $18,
+    $23, $24::jsonb)
   ON CONFLICT (id) DO NOTHING
   RETURNING id
 ), m AS (
@@ -354,33 +262,43 @@ export class PostgresStore<M = Message> implements FullStore<M> {
 )
 SELECT (SELECT count(*) FROM ins)::integer AS created,
   ARRAY(SELECT c.id::text FROM ${s}.sessions AS c WHERE c.parent_id = $1 ORDER BY c.id) AS children`,
-        values: [
-          p.id,
-          p.title,
-          p.folder,
-          p.parentId ?? null,
-          p.createdAt,
-          p.updatedAt,
-          p.model,
-          p.provider,
-          p.tokenCount,
-          p.costUsd,
-          p.turnCount,
-          JSON.stringify(p.metadata),
-          p.status,
-          p.branchedAtTurn ?? null,
-          p.archivedAt ?? null,
-          p.mode ?? null,
-          p.state === undefined ? null : JSON.stringify(p.state),
-          p.messages.length,
-          bodies,
-          search.seqs,
-          search.texts,
-          p.title.toLowerCase(),
-        ],
-      },
-      'create',
-    );
+      values: [
+        p.id,
+        p.title,
+        p.folder,
+        p.parentId ?? null,
+        p.createdAt,
+        p.updatedAt,
+        p.model,
+        p.provider,
+        p.tokenCount,
+        p.costUsd,
+        p.turnCount,
+        JSON.stringify(p.metadata),
+        p.status,
+        p.branchedAtTurn ?? null,
+        p.archivedAt ?? null,
+        p.mode ?? null,
+        p.state === undefined ? null : JSON.stringify(p.state),
+        p.messages.length,
+        bodies,
+        search.seqs,
+        search.texts,
+        p.title.toLowerCase(),
+        ...lineageParams(lineage),
+      ],
+    });
+    type Created = { created: number; children: string[] };
+    // With a parent (an import restoring a tree): core's createdLineage needs the
+    // parent's lineage when it exists, read in the same transaction.
+    const parentId = p.parentId;
+    const r =
+      parentId === undefined
+        ? await this.#query<Created>(statement(rootLineage()), 'create')
+        : await this.#tx('create', async (c) => {
+            const lineage = createdLineage(header, await parentLineage(c, s, parentId));
+            return c.query<Created>(statement(lineage));
+          });
     const row = r.rows[0];
     if (row?.created !== 1) throw errors.exists(p.id);
     return {
@@ -440,28 +358,64 @@ LEFT JOIN LATERAL (
     const bodies = session.messages.map((m) => JSON.stringify(m));
     const metadata = { ...(session.metadata ?? {}) };
     const state = session.state === undefined ? undefined : JSON.stringify(session.state);
-    const row = await this.#commitCall(session.id, {
-      expectedRevision: session.revision,
-      replace: true,
-      bodies,
-      search: searchChunks(session.messages),
-      title: session.title,
-      folder: session.folder,
-      status: session.status,
-      model: session.model,
-      provider: session.provider,
-      tokenCount: session.tokenCount ?? 0,
-      costUsd: session.costUsd ?? 0,
-      turnCount: session.turnCount ?? 0,
-      metaReplace: true,
-      metaSet: JSON.stringify(metadata),
-      stateSet: true,
-      state: state ?? null,
-      archivedSet: true,
-      archived: session.archivedAt ?? null,
-      modeSet: true,
-      mode: session.mode ?? null,
-      wantHeader: true,
+    const tokenCount = (session.tokenCount ?? 0) + 0;
+    const costUsd = (session.costUsd ?? 0) + 0;
+    const turnCount = (session.turnCount ?? 0) + 0;
+    const s = this.#s;
+    const row = await this.#tx('save', async (c) => {
+      // Core's savedLineage: a rewrite unless the new messages extend the stored ones,
+      // compared as JSON text under the row lock (save is O(history) anyway).
+      const cur = await c.query<{ revision: string; message_count: number }>(
+        `SELECT revision, message_count FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
+        [session.id],
+      );
+      const stored = cur.rows[0];
+      if (!stored) throw errors.notFound(session.id);
+      if (Number(stored.revision) !== session.revision) {
+        throw errors.conflict(session.id, session.revision, Number(stored.revision));
+      }
+      let extended = false;
+      if (bodies.length >= stored.message_count) {
+        this.stats.messageBodyReads++;
+        const old = await c.query<{ body: string }>(
+          `SELECT body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
+          [session.id],
+        );
+        extended = extendsHistory(
+          old.rows.map((r) => r.body),
+          session.messages,
+          true,
+        );
+      }
+      const rewrite = savedLineage(rootLineage(), extended).rewrites !== 0;
+      return this.#commitCall(
+        session.id,
+        {
+          expectedRevision: session.revision,
+          replace: true,
+          rewrite,
+          bodies,
+          search: searchChunks(session.messages),
+          title: session.title,
+          folder: session.folder,
+          status: session.status,
+          model: session.model,
+          provider: session.provider,
+          tokenCount,
+          costUsd,
+          turnCount,
+          metaReplace: true,
+          metaSet: JSON.stringify(metadata),
+          stateSet: true,
+          state: state ?? null,
+          archivedSet: true,
+          archived: session.archivedAt ?? null,
+          modeSet: true,
+          mode: session.mode ?? null,
+          wantHeader: true,
+        },
+        c,
+      );
     });
     const out: Session<M> = {
       id: session.id,
@@ -471,9 +425,9 @@ LEFT JOIN LATERAL (
       updatedAt: row.updated_at as Date,
       model: session.model,
       provider: session.provider,
-      tokenCount: session.tokenCount ?? 0,
-      costUsd: session.costUsd ?? 0,
-      turnCount: session.turnCount ?? 0,
+      tokenCount,
+      costUsd,
+      turnCount,
       metadata,
       status: session.status,
       messages: parseBodies(session.id, bodies) as M[],
@@ -490,19 +444,18 @@ LEFT JOIN LATERAL (
 
   /**
    * Removes the session with its messages, search rows, runtime status, events and
-   * router bindings, and the follow targets pinning it, in one transaction; its children
-   * are promoted to its parent (or become roots). Throws `not_found`, `invalid_argument`,
-   * `unavailable`, `closed`.
+   * router bindings, and the follow targets pinning it, in one transaction; each child is
+   * promoted by core's `promotedChild` (re-parented to the grandparent with a re-based
+   * `branchedAtTurn` and merge base, or made a root), under row locks (see
+   * `deleteWithPromotions`). A session whose parent does not exist is deleted like any
+   * other. Throws `not_found`, `invalid_argument`, `unavailable`, `closed`.
    */
   async delete(id: string): Promise<void> {
     this.#assertOpen();
     assertId(errors, id);
     await this.#whenReady();
-    const r = await this.#query<{ deleted: boolean }>(
-      { text: `SELECT ${this.#s}.sk_delete($1) AS deleted`, values: [id] },
-      'delete',
-    );
-    if (r.rows[0]?.deleted !== true) throw errors.notFound(id);
+    const deleted = await this.#tx('delete', (c) => deleteWithPromotions(c, this.#s, id));
+    if (!deleted) throw errors.notFound(id);
   }
 
   /**
@@ -525,8 +478,14 @@ LEFT JOIN LATERAL (
    */
   async close(): Promise<void> {
     this.#closed = true;
-    if (!this.#ownsPool) return;
-    this.#ended ??= this.#pool.end().catch(() => {});
+    if (!this.#ownsPool) {
+      this.#unguard();
+      return;
+    }
+    this.#ended ??= this.#pool
+      .end()
+      .catch(() => {})
+      .finally(() => this.#unguard());
     await this.#ended;
   }
 
@@ -553,7 +512,7 @@ LEFT JOIN LATERAL (
       const del: string[] = [];
       for (const [k, v] of Object.entries(p.metadata)) {
         if (v === null) del.push(k);
-        else if (v !== undefined) set[k] = v;
+        else if (v !== undefined) setOwn(set, k, v);
       }
       metaSet = JSON.stringify(set);
       metaDel = del;
@@ -563,9 +522,12 @@ LEFT JOIN LATERAL (
       return this.#appendCall(id, input, messages, inc);
     }
     const row = await this.#commitCall(id, {
+      input: input as CommitInput<unknown>,
       expectedRevision: input.expectedRevision,
       expectedMessageCount: input.expectedMessageCount,
       replace: input.replace !== undefined,
+      // Core's committedLineage: a `replace` is always a rewrite.
+      rewrite: committedLineage(rootLineage(), input).rewrites !== 0,
       bodies: messages.map((m) => JSON.stringify(m)),
       search: searchChunks(messages),
       title: p.title,
@@ -573,9 +535,9 @@ LEFT JOIN LATERAL (
       status: p.status,
       model: p.model,
       provider: p.provider,
-      tokenCount: p.tokenCount,
-      costUsd: p.costUsd,
-      turnCount: p.turnCount,
+      tokenCount: p.tokenCount === undefined ? undefined : p.tokenCount + 0,
+      costUsd: p.costUsd === undefined ? undefined : p.costUsd + 0,
+      turnCount: p.turnCount === undefined ? undefined : p.turnCount + 0,
       metaReplace: false,
       metaSet,
       metaDel,
@@ -628,121 +590,44 @@ LEFT JOIN LATERAL (
   }
 
   /**
-   * Fast-forwards the parent to the child's messages and counters in one transaction
-   * that locks the child (share) and then the parent (update), so concurrent merges into
-   * one parent run one after the other and the later one sees the moved parent.
-   * Throws `merge_diverged` (nothing written) when the parent has more messages than the
-   * branch point, `invalid_argument` when the child has no parent, `not_found`,
-   * `unavailable`, `closed`.
+   * Fast-forwards the parent to the child's messages by core's merge rule (`planMerge`):
+   * the parent keeps its own fields and its counters plus what the branch gained since it
+   * started, `revision + 1`, `updatedAt` moved forward; the child is unchanged. One
+   * transaction locks the parent (update) and then the child (share), so concurrent
+   * merges into one parent run one after the other and the later one sees the moved
+   * parent. Throws `merge_diverged` (nothing written) when the parent's history changed
+   * after the branch point (more or fewer messages than `branchedAtTurn`, or rewritten
+   * since the branch — its lineage says so without reading transcripts),
+   * `invalid_argument` when the child has no parent or a merged counter would leave its
+   * range, `not_found`, `unavailable`, `closed`.
    */
   async merge(childId: string): Promise<Session<M>> {
     this.#assertOpen();
     assertId(errors, childId);
     await this.#whenReady();
-    const s = this.#s;
     return this.#tx('merge', async (c) => {
-      // Lock order parent → child, the order delete (and enforceMax) take when they lock a
-      // session and then re-parent its children: the reverse order deadlocks with them.
-      // The child's parent is read first without a lock, then re-checked under both locks
-      // (a concurrent delete may have promoted the child meanwhile).
-      let ch:
-        | {
-            parent_id: string | null;
-            branched_at_turn: number | null;
-            token_count: string;
-            cost_usd: number;
-            turn_count: string;
-            message_count: number;
-          }
-        | undefined;
-      let parentId: string | null = null;
-      let pr: { message_count: number } | undefined;
-      for (let attempt = 0; ; attempt++) {
-        const peek = await c.query<{ parent_id: string | null }>(
-          `SELECT parent_id FROM ${s}.sessions WHERE id = $1`,
-          [childId],
-        );
-        if (!peek.rows[0]) throw errors.notFound(childId);
-        parentId = peek.rows[0].parent_id;
-        if (parentId === null) {
-          throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
-        }
-        const parent = await c.query<{ message_count: number }>(
-          `SELECT message_count FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
-          [parentId],
-        );
-        pr = parent.rows[0];
-        const child = await c.query<NonNullable<typeof ch>>(
-          `SELECT parent_id, branched_at_turn, token_count, cost_usd, turn_count, message_count
-           FROM ${s}.sessions WHERE id = $1 FOR SHARE`,
-          [childId],
-        );
-        ch = child.rows[0];
-        if (!ch) throw errors.notFound(childId);
-        if (ch.parent_id === parentId && pr) break;
-        if (ch.parent_id === parentId) throw errors.notFound(parentId);
-        // Re-parented while we waited: start over with the new parent.
-        if (attempt >= MAX_TX_RETRIES) {
-          throw errors.unavailable(`merge: the parent of "${childId}" keeps changing`);
-        }
-      }
-      const at = ch.branched_at_turn ?? 0;
-      if (pr.message_count > at) {
-        throw errors.mergeDiverged(childId, parentId, pr.message_count, at);
-      }
-      // Separate statements: sub-statements of one WITH run on one snapshot, so an INSERT
-      // there would collide with the rows its sibling DELETE removes.
-      await c.query(
-        `WITH dm AS (DELETE FROM ${s}.messages WHERE session_id = $1)
-DELETE FROM ${s}.search_rows WHERE session_id = $1 AND seq >= 0`,
-        [parentId],
-      );
-      this.stats.messageBodyReads++;
-      const r = await c.query<HeaderRow & { bodies: string[] }>(
-        `WITH src AS (
-  SELECT seq, body FROM ${s}.messages WHERE session_id = $2
-), im AS (
-  INSERT INTO ${s}.messages (session_id, seq, body) SELECT $1, seq, body FROM src
-), isr AS (
-  INSERT INTO ${s}.search_rows (session_id, seq, text)
-  SELECT $1, seq, text FROM ${s}.search_rows WHERE session_id = $2 AND seq >= 0
-), up AS (
-  UPDATE ${s}.sessions SET token_count = $3, cost_usd = $4, turn_count = $5,
-    message_count = $6, revision = revision + 1,
-    updated_at = greatest($7::timestamptz, updated_at + interval '1 millisecond')
-  WHERE id = $1
-  RETURNING *
-)
-SELECT ${headerColumns('up', s)},
-  ARRAY(SELECT src.body FROM src ORDER BY src.seq) AS bodies
-FROM up`,
-        [
-          parentId,
-          childId,
-          ch.token_count,
-          ch.cost_usd,
-          ch.turn_count,
-          ch.message_count,
-          new Date(),
-        ],
-      );
-      const row = r.rows[0];
-      if (!row) throw errors.notFound(parentId);
-      const { messageCount: _n, ...rest } = summaryOf(row);
-      return { ...rest, messages: parseBodies(parentId, row.bodies) as M[] };
+      const { parent, bodies } = await mergeIntoParent(c, this.#s, childId, () => {
+        this.stats.messageBodyReads++;
+      });
+      const { messageCount: _n, ...rest } = parent;
+      return { ...rest, messages: parseBodies(parent.id, bodies) as M[] };
     });
   }
 
   // ---------------------------------------------------------------- HistoryReader
 
   /**
-   * The committed messages in one ordinary MVCC read: it neither waits on a turn's row
-   * lock nor sees that turn before it commits. Caller-owned (freshly parsed JSON).
-   * Throws `not_found`, `corrupt`, `invalid_argument`, `unavailable`, `closed`.
+   * The committed messages — all of them, or the window `{last: n}` / `{offset, limit}`
+   * (see `loadMessageWindow`) — in one ordinary MVCC read: it neither waits on a turn's
+   * row lock nor sees that turn before it commits. Caller-owned (freshly parsed JSON).
+   * Throws `not_found`, `corrupt`, `invalid_argument` (bad id or window, before any I/O),
+   * `unavailable`, `closed`.
    */
-  async loadMessages(id: string): Promise<M[]> {
+  async loadMessages(id: string, window?: MessageWindowQuery): Promise<M[]> {
     this.#assertOpen();
     assertId(errors, id);
+    const normalized = normalizeMessageWindow(errors, window);
+    if (normalized.kind !== 'all') return (await this.#window(id, normalized)).messages as M[];
     await this.#whenReady();
     const s = this.#s;
     this.stats.messageBodyReads++;
@@ -761,6 +646,33 @@ WHERE s.id = $1`,
     const first = r.rows[0];
     if (!first) throw errors.notFound(id);
     return parseMessageRows(id, first.seq === null ? [] : r.rows) as M[];
+  }
+
+  /**
+   * A window of the committed history (`{last: n}`, `{offset, limit}`, or all of it when
+   * absent) with its absolute `offset`, the history's `messageCount` and the session's
+   * `revision`, all read by one statement (one MVCC snapshot, never torn by a concurrent
+   * commit or replace). The message rows are read by key range on `(session_id, seq)`, so
+   * the cost grows with the window, not the history. A window past the end is empty. To
+   * page backwards from `{last: n}`, ask for `{offset: max(0, offset − n), limit:
+   * min(n, offset)}` and compare `revision`. Throws `not_found`, `corrupt`,
+   * `invalid_argument` (bad id or window, before any I/O), `unavailable`, `closed`.
+   */
+  async loadMessageWindow(id: string, window?: MessageWindowQuery): Promise<MessageWindow<M>> {
+    this.#assertOpen();
+    assertId(errors, id);
+    const w = await this.#window(id, normalizeMessageWindow(errors, window));
+    return { ...w, messages: w.messages as M[] };
+  }
+
+  async #window(id: string, window: ReturnType<typeof normalizeMessageWindow>) {
+    await this.#whenReady();
+    this.stats.messageBodyReads++;
+    const r = await this.#query<WindowRow>(
+      windowStatement(this.#s, this.#names.window, id, window),
+      'loadMessages',
+    );
+    return parseWindow(id, window, r.rows);
   }
 
   // ---------------------------------------------------------------- RuntimeStatusStore
@@ -1242,12 +1154,7 @@ SELECT count(DISTINCT session_id)::integer AS n FROM d`,
       },
       'commit',
     );
-    const row = this.#commitOutcome(
-      id,
-      r.rows[0],
-      input.expectedRevision,
-      input.expectedMessageCount,
-    );
+    const row = this.#commitOutcome(id, r.rows[0], input as CommitInput<unknown>);
     return {
       revision: Number(row.revision),
       messageCount: row.message_count as number,
@@ -1255,13 +1162,11 @@ SELECT count(DISTINCT session_id)::integer AS n FROM d`,
     };
   }
 
-  /** The row of a successful sk_commit/sk_append; throws for the other codes. */
-  #commitOutcome(
-    id: string,
-    row: CommitRow | undefined,
-    expectedRevision: number | undefined,
-    expectedMessageCount: number | undefined,
-  ): CommitRow {
+  /**
+   * The row of a successful sk_commit/sk_append; throws for the other codes
+   * (`out_of_range`: core's error for the increment that leaves its counter's range).
+   */
+  #commitOutcome(id: string, row: CommitRow | undefined, input: CommitInput<unknown>): CommitRow {
     if (!row) throw errors.unavailable('commit: the commit function returned no row');
     switch (row.code) {
       case 'ok':
@@ -1269,106 +1174,98 @@ SELECT count(DISTINCT session_id)::integer AS n FROM d`,
       case 'not_found':
         throw errors.notFound(id);
       case 'conflict_count':
-        throw errors.messageCountConflict(id, expectedMessageCount ?? -1, row.message_count ?? -1);
+        throw errors.messageCountConflict(
+          id,
+          input.expectedMessageCount ?? -1,
+          row.message_count ?? -1,
+        );
+      case 'out_of_range':
+        return throwOutOfRange(id, row, input);
       default:
-        throw errors.conflict(id, expectedRevision ?? '?', Number(row.revision));
+        throw errors.conflict(id, input.expectedRevision ?? '?', Number(row.revision));
     }
   }
 
-  async #commitCall(id: string, a: CommitArgs): Promise<CommitRow> {
-    const r = await this.#query<CommitRow>(
-      {
-        name: this.#names.commit,
-        text: `SELECT * FROM ${this.#s}.sk_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-  $13, $14, $15, $16, $17, $18, $19::jsonb, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
-        values: [
-          id,
-          a.expectedRevision ?? null,
-          a.expectedMessageCount ?? null,
-          a.replace,
-          a.bodies,
-          a.search.seqs,
-          a.search.texts,
-          new Date(),
-          a.title ?? null,
-          a.title === undefined ? null : a.title.toLowerCase(),
-          a.folder ?? null,
-          a.status ?? null,
-          a.model ?? null,
-          a.provider ?? null,
-          a.tokenCount ?? null,
-          a.costUsd ?? null,
-          a.turnCount ?? null,
-          a.metaReplace,
-          a.metaSet ?? null,
-          a.metaDel ?? null,
-          a.stateSet,
-          a.state ?? null,
-          a.archivedSet,
-          a.archived ?? null,
-          a.modeSet,
-          a.mode ?? null,
-          a.incTokens ?? null,
-          a.incCost ?? null,
-          a.incTurns ?? null,
-          a.wantHeader,
-        ],
-      },
-      'commit',
-    );
-    return this.#commitOutcome(id, r.rows[0], a.expectedRevision, a.expectedMessageCount);
+  /** Runs sk_commit through the pool, or on `client` inside its transaction. */
+  async #commitCall(id: string, a: CommitArgs, client?: PoolClient): Promise<CommitRow> {
+    const config: QueryConfig = {
+      name: this.#names.commit,
+      text: `SELECT * FROM ${this.#s}.sk_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+  $13, $14, $15, $16, $17, $18, $19::jsonb, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30,
+  $31)`,
+      values: [
+        id,
+        a.expectedRevision ?? null,
+        a.expectedMessageCount ?? null,
+        a.replace,
+        a.bodies,
+        a.search.seqs,
+        a.search.texts,
+        new Date(),
+        a.title ?? null,
+        a.title === undefined ? null : a.title.toLowerCase(),
+        a.folder ?? null,
+        a.status ?? null,
+        a.model ?? null,
+        a.provider ?? null,
+        a.tokenCount ?? null,
+        a.costUsd ?? null,
+        a.turnCount ?? null,
+        a.metaReplace,
+        a.metaSet ?? null,
+        a.metaDel ?? null,
+        a.stateSet,
+        a.state ?? null,
+        a.archivedSet,
+        a.archived ?? null,
+        a.modeSet,
+        a.mode ?? null,
+        a.incTokens ?? null,
+        a.incCost ?? null,
+        a.incTurns ?? null,
+        a.wantHeader,
+        a.rewrite,
+      ],
+    };
+    const r = client
+      ? await client.query<CommitRow>(config)
+      : await this.#query<CommitRow>(config, 'commit');
+    return this.#commitOutcome(id, r.rows[0], a.input ?? {});
   }
 
   /** Branch (`atTurn` given) or clone (`atTurn` undefined) of `sourceId`, in one transaction. */
   async #copy(kind: 'branch' | 'clone', sourceId: string, atTurn: number | undefined) {
     const s = this.#s;
     return this.#tx(kind, async (c) => {
-      const src = await c.query<HeaderRow>(
-        `SELECT ${headerColumns('x', s)} FROM ${s}.sessions AS x WHERE x.id = $1 FOR SHARE`,
+      const src = await c.query<HeaderRow & { history_rewrites: string; merge_base: unknown }>(
+        `SELECT ${headerColumns('x', s)}, x.history_rewrites, x.merge_base
+         FROM ${s}.sessions AS x WHERE x.id = $1 FOR SHARE`,
         [sourceId],
       );
       const row = src.rows[0];
       if (!row) throw errors.notFound(sourceId);
       const source = summaryOf(row);
+      // Core's lineage rules: a branch is based on the parent as it is now; a clone is a root.
+      const lineage =
+        kind === 'branch' ? branchedLineage(headerOf(source), lineageOf(row)) : rootLineage();
       if (atTurn !== undefined) assertBranchPoint(errors, sourceId, atTurn, source.messageCount);
       const upTo = atTurn ?? source.messageCount;
-      const id = newSessionId();
+      // Core's rules for the new header (fields, counters, state, mode, metadata).
       const now = new Date();
-      const session: Session<M> = {
-        id,
-        title: source.title,
-        folder: source.folder,
-        createdAt: now,
-        updatedAt: new Date(now.getTime()),
-        model: source.model,
-        provider: source.provider,
-        tokenCount: source.tokenCount,
-        costUsd: source.costUsd,
-        turnCount: source.turnCount,
-        metadata: {},
-        status: 'active',
-        messages: [],
-        children: [],
-        revision: 1,
-      };
-      if (kind === 'branch') {
-        session.parentId = sourceId;
-        session.branchedAtTurn = atTurn;
-        session.metadata = { ...source.metadata, branchedFrom: sourceId };
-        if (source.mode !== undefined) session.mode = source.mode;
-      } else {
-        session.metadata = { ...source.metadata, clonedFrom: sourceId };
-        session.status = source.status;
-        if (source.mode !== undefined) session.mode = source.mode;
-        if (source.state !== undefined) session.state = source.state;
-      }
+      const header =
+        atTurn !== undefined
+          ? branchHeader(headerOf(source), newSessionId(), atTurn, now)
+          : cloneHeader(headerOf(source), newSessionId(), now);
+      const session = { ...header, messages: [], children: [] } as Session<M>;
+      const id = session.id;
       this.stats.messageBodyReads++;
       const r = await c.query<{ seq: number; body: string }>(
         `WITH ins AS (
   INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
     token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, mode, state,
-    message_count)
-  VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, 1, $14, $15, $16)
+    message_count, history_rewrites, merge_base)
+  VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, 1, $14, $15, $16,
+    $18, $19::jsonb)
   RETURNING id
 ), src AS (
   SELECT seq, body FROM ${s}.messages WHERE session_id = $17 AND seq < $16
@@ -1394,6 +1291,7 @@ SELECT src.seq, src.body FROM src ORDER BY src.seq`,
           session.state === undefined ? null : JSON.stringify(session.state),
           upTo,
           sourceId,
+          ...lineageParams(lineage),
         ],
       );
       session.messages = parseMessageRows(sourceId, r.rows) as M[];
@@ -1452,15 +1350,18 @@ SELECT src.seq, src.body FROM src ORDER BY src.seq`,
         `SELECT seq, text FROM ${s}.search_rows WHERE session_id = $1 ORDER BY seq`,
         [id],
       );
-      // Chunk boundaries depend on how the history was committed; the text does not.
+      // Row boundaries depend on how the history was committed; the text does not. Each
+      // row starts at a message (with the separator), so no match spans two rows.
       const chunks = searchChunks(messages);
       const title = h.title.toLowerCase();
       const storedTitle = stored.rows.find((r) => r.seq === -1)?.text ?? '';
       const storedRows = stored.rows.filter((r) => r.seq >= 0);
       const searchOk =
         storedTitle === title &&
-        storedRows.every((r) => r.seq < messages.length && r.text !== '') &&
-        joinSearchRows(storedRows.map((r) => r.text)) === joinSearchRows(chunks.texts);
+        storedRows.every(
+          (r) => r.seq < messages.length && r.text.startsWith(SEARCH_TEXT_SEPARATOR),
+        ) &&
+        storedRows.map((r) => r.text).join('') === chunks.texts.join('');
       const countOk = h.message_count === messages.length;
       if (searchOk && countOk) return 'ok' as const;
       if (!searchOk) {
@@ -1488,9 +1389,13 @@ SELECT src.seq, src.body FROM src ORDER BY src.seq`,
 
 /** Arguments of the `sk_commit` function (see schema.ts). */
 interface CommitArgs {
+  /** The commit's input (for core's out-of-range error); absent for save. */
+  input?: CommitInput<unknown> | undefined;
   expectedRevision?: number | undefined;
   expectedMessageCount?: number | undefined;
   replace: boolean;
+  /** Whether the write rewrites the history (core's committedLineage / savedLineage). */
+  rewrite: boolean;
   bodies: string[];
   search: SearchChunks;
   title?: string | undefined;
@@ -1518,78 +1423,4 @@ interface CommitArgs {
 
 function backoff(attempt: number): Promise<void> {
   return new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
-}
-
-function parseJson(id: string, text: string, what: string): JsonValue {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (e) {
-    throw errors.corrupt(id, `${what} is not valid JSON`, e);
-  }
-}
-
-/**
- * Messages from `(seq, body)` rows in seq order. Throws `corrupt` when a body does not
- * parse or the seqs are not 0, 1, 2 … (a gap means rows were removed behind the store).
- */
-function parseMessageRows(
-  id: string,
-  given: readonly { seq: number | null; body: string | null }[],
-): unknown[] {
-  let rows = given;
-  // The plan returns rows in seq order; never trust that blindly.
-  if (rows.some((r, i) => i > 0 && (r.seq ?? 0) < (rows[i - 1]!.seq ?? 0))) {
-    rows = [...rows].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
-  }
-  const out: unknown[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    if (row.seq !== i || row.body === null) {
-      throw errors.corrupt(id, `message rows have a gap at ${i} (run repair() for a report)`);
-    }
-    try {
-      out[i] = JSON.parse(row.body);
-    } catch (e) {
-      throw errors.corrupt(id, `message ${i} is not valid JSON`, e);
-    }
-  }
-  return out;
-}
-
-/** The caller's copy of freshly stringified messages, exactly as a later load returns them. */
-function parseBodies(id: string, bodies: readonly string[]): unknown[] {
-  return bodies.map((body, i) => {
-    try {
-      return JSON.parse(body) as unknown;
-    } catch (e) {
-      throw errors.corrupt(id, `message ${i} is not valid JSON`, e);
-    }
-  });
-}
-
-/** A caller-owned summary from a header row. Throws `corrupt` when the state does not parse. */
-function summaryOf(row: HeaderRow): SessionSummary {
-  const out: SessionSummary = {
-    id: row.id,
-    title: row.title,
-    folder: row.folder,
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-    model: row.model,
-    provider: row.provider,
-    tokenCount: Number(row.token_count),
-    costUsd: Number(row.cost_usd),
-    turnCount: Number(row.turn_count),
-    metadata: row.metadata,
-    status: row.status,
-    children: row.children,
-    revision: Number(row.revision),
-    messageCount: row.message_count,
-  };
-  if (row.parent_id !== null) out.parentId = row.parent_id;
-  if (row.branched_at_turn !== null) out.branchedAtTurn = row.branched_at_turn;
-  if (row.archived_at !== null) out.archivedAt = toDate(row.archived_at);
-  if (row.mode !== null) out.mode = row.mode;
-  if (row.state !== null) out.state = parseJson(row.id, row.state, 'state');
-  return out;
 }

@@ -1,5 +1,6 @@
 import type { ErrorFactory } from '@sessionkit/core';
 import type { Pool, PoolClient } from 'pg';
+import { migration004 } from './migrations/004-lineage.js';
 
 /** The schema a store uses when none is given. */
 export const DEFAULT_SCHEMA = 'sessionkit';
@@ -30,6 +31,11 @@ export interface Migration {
   name: string;
   /** The SQL, given the quoted schema name. */
   sql(s: string): string;
+  /**
+   * A step in JavaScript after the SQL, in the same transaction (e.g. recomputing derived
+   * data with core's functions), given the migrating client and the quoted schema name.
+   */
+  run?(client: PoolClient, s: string): Promise<void>;
 }
 
 /**
@@ -40,9 +46,10 @@ export interface Migration {
  * - `sessions`: the header of each session plus derived `message_count`; ids and the
  *   filter columns are `COLLATE "C"` so ties break in byte order.
  * - `messages`: `(session_id, seq)` → `body`. A commit INSERTs its new rows.
- * - `search_rows`: lower-cased searchable text (core's `messageText`) in chunks: one
- *   row per commit (consecutive messages' texts joined by a newline, at most ~64 KB,
- *   keyed by the seq of the chunk's first message) plus the title at `seq = -1`.
+ * - `search_rows`: lower-cased searchable text in chunks: one row per commit (since
+ *   version 4: each message's text as core's `searchTextOf` writes it, separator first,
+ *   at most ~64 KB, keyed by the seq of the chunk's first message; see search-rows.ts)
+ *   plus the title at `seq = -1`.
  *   Listing and search read only `sessions` and this table.
  * - `runtime_status`, `events`, `bindings`, `follows`.
  * - `sk_commit`, `sk_delete`, `sk_enforce_max`: the turn write, the delete with child
@@ -445,6 +452,7 @@ END
 $fn$;
 `,
   },
+  migration004,
 ];
 
 /** The newest schema version this package knows. */
@@ -509,6 +517,7 @@ export async function migrate(pool: Pool, schema: string): Promise<MigrationOutc
       for (const m of MIGRATIONS) {
         if (have.has(m.version)) continue;
         await client.query(m.sql(s));
+        if (m.run) await m.run(client, s);
         await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
           m.version,
           m.name,

@@ -45,10 +45,11 @@ export function buildListQuery(s: string, opts: NormalizedListOptions): Statemen
     );
   }
   if (opts.query !== undefined) {
-    // The query is lower-cased by core (JS toLowerCase), like the stored search text;
-    // U+FFFF is stored as U+FFFD (it marks overlap prefixes), so it is searched as such.
+    // The query is lower-cased by core (JS toLowerCase), like the stored search text, in
+    // which each message's text follows core's separator ("A", which no lower-cased query
+    // contains): a row matches only within one message (see search-rows.ts).
     where.push(
-      `s.id IN (SELECT r.session_id FROM ${s}.search_rows AS r WHERE r.text LIKE ${param(containsPattern(opts.query.replaceAll('\uFFFF', '\uFFFD')))})`,
+      `s.id IN (SELECT r.session_id FROM ${s}.search_rows AS r WHERE r.text LIKE ${param(containsPattern(opts.query))})`,
     );
   }
   const dir = opts.oldestFirst ? 'ASC' : 'DESC';

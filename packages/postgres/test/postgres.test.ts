@@ -6,16 +6,13 @@ import {
   normalizeListOptions,
   openStore,
   registerStoreAdapter,
+  SEARCH_TEXT_SEPARATOR,
+  searchTextOf,
 } from '@sessionkit/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, PostgresStore, storeAdapter } from '../src/index.js';
-import {
-  joinSearchRows,
-  OVERLAP_MARK,
-  SEARCH_OVERLAP,
-  searchChunks,
-} from '../src/postgres-store.js';
 import { LATEST_VERSION, MIGRATIONS } from '../src/schema.js';
+import { SEARCH_CHUNK, searchChunks } from '../src/search-rows.js';
 import { buildListQuery } from '../src/sql.js';
 import { POSTGRES_URL, postgresAvailable } from './env.js';
 import {
@@ -381,30 +378,28 @@ describe.runIf(available)('postgres › pools, URLs and errors', () => {
 });
 
 describe('postgres › search chunks', () => {
-  it('joins the non-empty texts of consecutive messages like searchTextOf, in rows of about 64 KB', () => {
+  it('holds each message as searchTextOf writes it (separator first), in rows of about 64 KB cut between messages', () => {
     expect(searchChunks([])).toEqual({ seqs: [], texts: [] });
-    expect(
-      searchChunks([
-        { role: 'tool', content: [{ type: 'image', mediaType: 'x' }] },
-        { role: 'user', content: 'Hello\u0000World' },
-        'Bare',
-        { role: 'assistant', content: [{ type: 'text', text: 'ÄÖÜ' }] },
-      ]),
-    ).toEqual({ seqs: [1], texts: ['hello\uFFFDworld\nbare\näöü'] });
+    const messages = [
+      { role: 'tool', content: [{ type: 'image', mediaType: 'x' }] },
+      { role: 'user', content: 'Hello\u0000World' },
+      'Bare',
+      { role: 'assistant', content: [{ type: 'text', text: 'ÄÖÜ' }] },
+    ];
+    expect(searchChunks(messages)).toEqual({
+      seqs: [1],
+      texts: [searchTextOf(messages).replace('\u0000', '\uFFFD')],
+    });
+    expect(searchChunks(messages).texts[0]).toBe('Ahello\uFFFDworldAbareAäöü');
     const big = 'x'.repeat(40_000);
     const chunks = searchChunks([big, big, big, '', big]);
     expect(chunks.seqs).toEqual([0, 1, 2, 4]);
-    expect(joinSearchRows(chunks.texts)).toBe([big, big, big, big].join('\n'));
-    // Each row after a cut repeats the tail of the row before it, so no match is split.
-    expect(chunks.texts[1]).toBe(`${OVERLAP_MARK}${big.slice(-SEARCH_OVERLAP)}\n${big}`);
-    expect(joinSearchRows(chunks.texts.slice(1))).toBeUndefined();
-    // The overlap never starts inside a surrogate pair, and stored text never holds the mark.
-    const emoji = '😀'.repeat(40_000);
-    const pair = searchChunks([`${emoji}z`, 'tail\uFFFF']);
-    expect(pair.texts[1]!.slice(1, 3)).toBe('😀');
-    expect(pair.texts[1]!.length).toBe(1 + SEARCH_OVERLAP + 1 + 1 + 5);
-    expect(pair.texts[1]!.endsWith('z\ntail\uFFFD')).toBe(true);
-    expect(joinSearchRows(pair.texts)).toBe(`${emoji}z\ntail\uFFFD`);
+    // Rows concatenate to searchTextOf, and each starts at a message: no overlap needed.
+    expect(chunks.texts.join('')).toBe(searchTextOf([big, big, big, big]));
+    for (const text of chunks.texts) expect(text.startsWith(SEARCH_TEXT_SEPARATOR)).toBe(true);
+    // One message over the row size is never split.
+    const huge = 'y'.repeat(SEARCH_CHUNK + 10);
+    expect(searchChunks([huge, 'z']).texts).toEqual([`A${huge}`, 'Az']);
   });
 });
 
@@ -424,9 +419,9 @@ describe.runIf(available)('postgres › derived data stays exact', () => {
         (await store.list({ folder: 'f', query: q })).map((x) => x.id).sort();
       expect(await hits('omega')).toEqual(['src']);
       expect(await hits('alpha')).toEqual([b.id, 'src'].sort());
-      // One turn is one search row, so a query across its two messages matches, as
-      // core's searchTextOf (one line per message) does.
-      expect(await hits('question\nomega')).toEqual(['src']);
+      // One turn is one search row, yet a query across its two messages matches nothing.
+      expect(await hits('question\nomega')).toEqual([]);
+      expect(await hits('questionomega')).toEqual([]);
       const c = await store.clone(s.id);
       expect(await hits('omega')).toEqual([c.id, 'src'].sort());
       // A healthy store needs no repair.

@@ -26,7 +26,11 @@ export interface CommitTurnOptions {
  */
 export function applyCommit<M>(session: Session<M>, input: CommitInput<M>, now: Date): Session<M> {
   const { messages, children, ...header } = session;
-  const next = applyCommitToSummary({ ...header, messageCount: messages.length }, input, now);
+  const next = applyCommitToSummary(
+    { ...header, messageCount: messages.length },
+    input as CommitInput<unknown>,
+    now,
+  );
   const { messageCount: _count, ...rest } = next;
   let nextMessages = messages;
   if (input.replace) nextMessages = structuredClone(input.replace);
@@ -36,7 +40,7 @@ export function applyCommit<M>(session: Session<M>, input: CommitInput<M>, now: 
 
 /**
  * Commits a turn on any store: a native `Committer` when the store has one (its `commit`
- * is returned as is and `options` is ignored), otherwise load → check expectations →
+ * is returned as is; `options` are still validated but only the fallback uses them), otherwise load → check expectations →
  * apply → `save` with the revision check.
  *
  * Fallback and expectations: `expectedRevision` and `expectedMessageCount` are checked
@@ -63,12 +67,13 @@ export async function commitTurn<M = Message>(
   input: CommitInput<M>,
   options: CommitTurnOptions = {},
 ): Promise<CommitResult> {
-  if (isCommitter<M>(store)) return store.commit(id, input);
-  assertId(errors, id);
-  assertCommitInput(errors, id, input);
+  // Options are checked whichever path runs: a typo must not pass silently.
   assertKnownKeys(errors, options, ['maxRetries'], 'commitTurn');
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   assertCount(errors, maxRetries, 'commitTurn: maxRetries');
+  if (isCommitter<M>(store)) return store.commit(id, input);
+  assertId(errors, id);
+  assertCommitInput(errors, id, input);
   for (let attempt = 0; ; attempt++) {
     const current = await store.load(id);
     // On a retry this decides whether the conflict from `save` was real.

@@ -26,7 +26,8 @@ export interface StashStoreOptions {
 
 /** Where `defaultStashPath` looks; every field defaults to this process's value. */
 export interface StashPathOptions {
-  platform?: NodeJS.Platform;
+  /** As `process.platform` (`"linux"`, `"darwin"`, `"win32"` …). */
+  platform?: string;
   env?: Record<string, string | undefined>;
   homedir?: string;
 }

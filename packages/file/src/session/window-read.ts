@@ -1,0 +1,323 @@
+// Windowed history reads: the messages at positions [start, end) of one consistent state
+// of a session, reading the commit log from its end and only the needed byte range of the
+// snapshot (through its offset table). Cost grows with the window, not the history.
+
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core';
+import { ENTRY_BYTES, tableEntry } from '../format/message-offsets.js';
+import {
+  crc32,
+  decodeHead,
+  type FrameHead,
+  HEAD_BYTES,
+  type HeaderJson,
+  headerProblem,
+  type LogMeta,
+  type OffsetsMeta,
+  type SessionPaths,
+  type SnapshotMeta,
+  scanSessionDir,
+  TAIL_BYTES,
+  TAIL_MAGIC,
+} from '../layout.js';
+
+/** A window as the store returns it (messages still owned by the reader: fresh objects). */
+export interface WindowRead {
+  messages: unknown[];
+  offset: number;
+  messageCount: number;
+  header: HeaderJson;
+}
+
+/**
+ * What one attempt found: the window; `retry` (a writer replaced the snapshot under the
+ * read); `fallback` (anything this fast path does not handle or doubts: a format-1 or
+ * format-2 snapshot, a damaged or missing file, a torn log end — the caller then reads
+ * the whole session, which reports real damage as `corrupt`); `missing` (no folder).
+ */
+export type WindowAttempt = WindowRead | 'retry' | 'fallback' | 'missing';
+
+/** Counts bytes read by window reads (`FileStore.stats.transcriptBytesRead`). */
+export interface ReadCounter {
+  transcriptBytesRead: number;
+}
+
+const LOG_CHUNK = 64 * 1024;
+const isEnoent = (e: unknown) => (e as { code?: unknown } | null)?.code === 'ENOENT';
+
+/** Reads `length` bytes at `position` (short only at the end of the file). */
+function pread(fd: number, length: number, position: number, counter: ReadCounter): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  counter.transcriptBytesRead += done;
+  return done === length ? buf : buf.subarray(0, done);
+}
+
+function openOrUndefined(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch (e) {
+    if (isEnoent(e)) return undefined;
+    throw e;
+  }
+}
+
+function parseJson<T>(buf: Buffer): T | undefined {
+  try {
+    return JSON.parse(buf.toString('utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A frame's head and meta read at `offset` (meta CRC checked), or undefined. */
+function readHeadAndMeta<T>(
+  fd: number,
+  offset: number,
+  fileSize: number,
+  counter: ReadCounter,
+): { head: FrameHead; meta: T } | undefined {
+  if (offset + HEAD_BYTES > fileSize) return undefined;
+  const head = decodeHead(pread(fd, HEAD_BYTES, offset, counter));
+  if (!head || offset + head.total > fileSize) return undefined;
+  const metaBuf = pread(fd, head.metaLen, offset + HEAD_BYTES, counter);
+  if (metaBuf.length !== head.metaLen || crc32(metaBuf) !== head.metaCrc) return undefined;
+  const meta = parseJson<T>(metaBuf);
+  return meta === undefined ? undefined : { head, meta };
+}
+
+/** One log record found from the end: its meta and its whole frame's bytes. */
+interface TailRecord {
+  meta: LogMeta;
+  start: number;
+  frame: Buffer;
+  head: FrameHead;
+}
+
+/** Reads a log backwards in chunks, so the last records cost one or two `pread`s. */
+class BackwardLog {
+  #buf = Buffer.alloc(0);
+  #bufStart: number;
+  constructor(
+    private readonly fd: number,
+    size: number,
+    private readonly counter: ReadCounter,
+  ) {
+    this.#bufStart = size;
+  }
+
+  /** The bytes `[from, to)` (`to` at most the size given). */
+  bytes(from: number, to: number): Buffer {
+    if (from < this.#bufStart) {
+      const start = Math.max(0, Math.min(from, this.#bufStart - LOG_CHUNK));
+      const more = pread(this.fd, this.#bufStart - start, start, this.counter);
+      if (more.length !== this.#bufStart - start) throw new Error('log shrank under the read');
+      this.#buf = Buffer.concat([more, this.#buf]);
+      this.#bufStart = start;
+    }
+    return this.#buf.subarray(from - this.#bufStart, to - this.#bufStart);
+  }
+
+  /** The record that ends at `end`, checked (head, meta, body CRCs, trailer), or undefined. */
+  recordBefore(end: number): TailRecord | undefined {
+    if (end < HEAD_BYTES + TAIL_BYTES) return undefined;
+    const tail = this.bytes(end - TAIL_BYTES, end);
+    const total = tail.readUInt32LE(0);
+    if (tail.readUInt32LE(4) !== TAIL_MAGIC || total > end || total < HEAD_BYTES + TAIL_BYTES)
+      return undefined;
+    const start = end - total;
+    const frame = this.bytes(start, end);
+    const head = decodeHead(frame.subarray(0, HEAD_BYTES));
+    if (!head || head.total !== total) return undefined;
+    const metaBuf = frame.subarray(HEAD_BYTES, HEAD_BYTES + head.metaLen);
+    const body = frame.subarray(
+      HEAD_BYTES + head.metaLen,
+      HEAD_BYTES + head.metaLen + head.bodyLen,
+    );
+    if (crc32(metaBuf) !== head.metaCrc || crc32(body) !== head.bodyCrc) return undefined;
+    const meta = parseJson<LogMeta>(metaBuf);
+    if (!meta || typeof meta.seq !== 'number') return undefined;
+    return { meta, start, frame, head };
+  }
+}
+
+/** The appended messages of a record (parsed from its checked body), or undefined. */
+function recordMessages(r: TailRecord): unknown[] | undefined {
+  if (r.meta.appended === 0) return [];
+  const body = r.frame.subarray(
+    HEAD_BYTES + r.head.metaLen,
+    HEAD_BYTES + r.head.metaLen + r.head.bodyLen,
+  );
+  const parsed = parseJson<unknown>(body);
+  return Array.isArray(parsed) && parsed.length === r.meta.appended ? parsed : undefined;
+}
+
+/**
+ * The log records, newest first, back to the one holding message `start` (or to the
+ * first record), checked to chain up (sequence numbers, message counts). `undefined` when
+ * the end is torn or anything does not add up.
+ */
+function tailRecords(
+  log: BackwardLog,
+  size: number,
+  snapCount: number,
+  startOf: (messageCount: number) => number,
+): { records: TailRecord[]; messageCount: number } | undefined {
+  const records: TailRecord[] = [];
+  let end = size;
+  let start = -1;
+  while (end > 0) {
+    const r = log.recordBefore(end);
+    if (!r) return undefined;
+    const prev = records[records.length - 1];
+    if (prev) {
+      if (r.meta.seq !== prev.meta.seq - 1) return undefined;
+      if (r.meta.messageCount !== prev.meta.messageCount - prev.meta.appended) return undefined;
+    } else {
+      start = startOf(r.meta.messageCount);
+    }
+    records.push(r);
+    end = r.start;
+    if (r.meta.seq === 1) {
+      if (end !== 0 || r.meta.messageCount - r.meta.appended !== snapCount) return undefined;
+      break;
+    }
+    if (r.meta.messageCount - r.meta.appended <= start) break;
+  }
+  const last = records[0];
+  return { records, messageCount: last ? last.meta.messageCount : snapCount };
+}
+
+/** Messages `[s, e)` of a format-3 snapshot through its offset table, or undefined. */
+function snapshotRange(
+  fd: number,
+  snapSize: number,
+  first: FrameHead,
+  count: number,
+  s: number,
+  e: number,
+  counter: ReadCounter,
+): unknown[] | undefined {
+  if (e <= s) return [];
+  const offsets = readHeadAndMeta<OffsetsMeta>(fd, first.total, snapSize, counter);
+  if (offsets?.meta.kind !== 'offsets' || offsets.meta.count !== count) return undefined;
+  if (offsets.head.bodyLen !== (count + 1) * ENTRY_BYTES) return undefined;
+  const tableStart = first.total + HEAD_BYTES + offsets.head.metaLen;
+  const slice = pread(fd, (e - s + 1) * ENTRY_BYTES, tableStart + s * ENTRY_BYTES, counter);
+  if (slice.length !== (e - s + 1) * ENTRY_BYTES) return undefined;
+  const from = tableEntry(slice, s, s).offset;
+  const to = tableEntry(slice, s, e).offset - 1;
+  if (from < 1 || to <= from || to >= first.bodyLen) return undefined;
+  const bodyStart = HEAD_BYTES + first.metaLen;
+  const bytes = pread(fd, to - from, bodyStart + from, counter);
+  if (bytes.length !== to - from) return undefined;
+  for (let i = s; i < e; i++) {
+    const { offset, crc } = tableEntry(slice, s, i);
+    const next = tableEntry(slice, s, i + 1).offset;
+    if (offset < from || next - 1 > to || next <= offset) return undefined;
+    if (crc32(bytes.subarray(offset - from, next - 1 - from)) !== crc) return undefined;
+  }
+  const parsed = parseJson<unknown>(Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')]));
+  return Array.isArray(parsed) && parsed.length === e - s ? parsed : undefined;
+}
+
+/**
+ * One attempt at reading `window` of the session whose folder is `sp.dir`: the newest
+ * snapshot and its log are opened once, the log's size taken once, and everything is
+ * read from those descriptors, so the result is the state after some commit — never a
+ * mix of two. Never takes a lock.
+ */
+export function readWindowOnce(
+  id: string,
+  sp: SessionPaths,
+  window: NormalizedMessageWindow,
+  counter: ReadCounter,
+): WindowAttempt {
+  let names: string[];
+  try {
+    names = readdirSync(sp.dir);
+  } catch (e) {
+    if (isEnoent(e)) return 'missing';
+    throw e;
+  }
+  const scan = scanSessionDir(names);
+  const snapRev = scan.snapshots[scan.snapshots.length - 1];
+  if (snapRev === undefined) return 'fallback';
+  const snapFd = openOrUndefined(sp.snapshot(snapRev));
+  if (snapFd === undefined) return 'retry';
+  let logFd: number | undefined;
+  try {
+    logFd = openOrUndefined(sp.log(snapRev));
+    // No log: the snapshot alone is the state, unless it was superseded meanwhile (older
+    // snapshots are unlinked before their logs).
+    if (logFd === undefined && fstatSync(snapFd).nlink === 0) return 'retry';
+    return readOpened(id, snapFd, logFd, window, counter);
+  } finally {
+    closeSync(snapFd);
+    if (logFd !== undefined) closeSync(logFd);
+  }
+}
+
+function readOpened(
+  id: string,
+  snapFd: number,
+  logFd: number | undefined,
+  window: NormalizedMessageWindow,
+  counter: ReadCounter,
+): WindowAttempt {
+  const snapSize = fstatSync(snapFd).size;
+  const snap = readHeadAndMeta<SnapshotMeta>(snapFd, 0, snapSize, counter);
+  if (snap?.meta.kind !== 'snapshot' || headerProblem(snap.meta.header, id)) return 'fallback';
+  const tabled = snapSize > snap.head.total;
+  const snapCount = snap.meta.messageCount;
+  const logSize = logFd === undefined ? 0 : fstatSync(logFd).size;
+  let bounds = { start: 0, end: 0 };
+  let tail: ReturnType<typeof tailRecords>;
+  try {
+    tail =
+      logFd === undefined
+        ? { records: [], messageCount: snapCount }
+        : tailRecords(new BackwardLog(logFd, logSize, counter), logSize, snapCount, (n) => {
+            bounds = windowBounds(window, n);
+            return bounds.start;
+          });
+  } catch {
+    return 'fallback'; // the log changed under the read in a way appends cannot (a truncation)
+  }
+  if (!tail) return 'fallback';
+  if (tail.records.length === 0) bounds = windowBounds(window, snapCount);
+  const { start, end } = bounds;
+  const out: unknown[] = [];
+  if (start < snapCount) {
+    if (!tabled) return 'fallback';
+    const part = snapshotRange(
+      snapFd,
+      snapSize,
+      snap.head,
+      snapCount,
+      start,
+      Math.min(end, snapCount),
+      counter,
+    );
+    if (!part) return 'fallback';
+    for (const m of part) out.push(m);
+  }
+  for (let i = tail.records.length - 1; i >= 0; i--) {
+    const r = tail.records[i]!;
+    const first = r.meta.messageCount - r.meta.appended;
+    const s = Math.max(start, first);
+    const e = Math.min(end, r.meta.messageCount);
+    if (e <= s) continue;
+    const added = recordMessages(r);
+    if (!added) return 'fallback';
+    for (let k = s; k < e; k++) out.push(added[k - first]);
+  }
+  const header = tail.records[0]?.meta.header ?? snap.meta.header;
+  if (headerProblem(header, id)) return 'fallback';
+  return { messages: out, offset: start, messageCount: tail.messageCount, header };
+}

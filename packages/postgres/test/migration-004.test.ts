@@ -1,0 +1,97 @@
+// Schema version 4 applied to a version 3 schema holding data: search rows in the old
+// format (messages joined by a newline) are rewritten, lineage columns read as core's
+// readLineage(undefined), old sessions keep working.
+import { searchTextOf } from '@sessionkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../src/index.js';
+import { MIGRATIONS } from '../src/schema.js';
+import { postgresAvailable } from './env.js';
+import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+
+const available = postgresAvailable('the PostgreSQL migration 4 test did not run');
+
+afterAll(async () => {
+  if (available) await endAdmin();
+});
+
+describe.runIf(available)('postgres › migration 4', () => {
+  it('a version 3 schema with old-format search rows is upgraded: no match across messages, lineage defaults', async () => {
+    const schema = freshSchema();
+    const s = `"${schema}"`;
+    const c = await admin().connect();
+    const bodies = [
+      JSON.stringify({ role: 'user', content: 'First needle' }),
+      JSON.stringify({ role: 'assistant', content: 'haystack Second' }),
+    ];
+    try {
+      await c.query(`CREATE SCHEMA ${s}`);
+      await c.query(
+        `CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      for (const m of MIGRATIONS.filter((x) => x.version <= 3)) {
+        await c.query(m.sql(s));
+        await c.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
+          m.version,
+          m.name,
+        ]);
+      }
+      // What version 3 wrote: one row per commit, messages joined by "\n", the title at -1.
+      await c.query(
+        `INSERT INTO ${s}.sessions (id, title, created_at, updated_at, message_count)
+         VALUES ('old', 'Old Title', now(), now(), 2), ('kid', '', now(), now(), 2)`,
+      );
+      await c.query(
+        `UPDATE ${s}.sessions SET parent_id = 'old', branched_at_turn = 2 WHERE id = 'kid'`,
+      );
+      await c.query(
+        `INSERT INTO ${s}.messages (session_id, seq, body) VALUES ('old', 0, $1), ('old', 1, $2), ('kid', 0, $1), ('kid', 1, $2)`,
+        bodies,
+      );
+      await c.query(
+        `INSERT INTO ${s}.search_rows (session_id, seq, text) VALUES
+         ('old', 0, 'first needle' || chr(10) || 'haystack second'), ('old', -1, 'old title'),
+         ('kid', 0, 'first needle' || chr(10) || 'haystack second')`,
+      );
+    } finally {
+      c.release();
+    }
+    const pool = newPool();
+    try {
+      // Before the upgrade the old row matches across the two messages.
+      const v3 = await admin().query(
+        `SELECT count(*)::int AS n FROM ${s}.search_rows WHERE text LIKE '%needle' || chr(10) || 'haystack%'`,
+      );
+      expect(v3.rows[0].n).toBe(2);
+      const store = await PostgresStore.fromPool(pool, { schema });
+      const rows = await admin().query(
+        `SELECT session_id, seq, text FROM ${s}.search_rows ORDER BY session_id, seq`,
+      );
+      const messages = bodies.map((b) => JSON.parse(b) as unknown);
+      expect(rows.rows).toEqual([
+        { session_id: 'kid', seq: 0, text: searchTextOf(messages) },
+        { session_id: 'old', seq: -1, text: 'old title' },
+        { session_id: 'old', seq: 0, text: searchTextOf(messages) },
+      ]);
+      expect((await store.list({ query: 'needle\nhaystack' })).length).toBe(0);
+      expect((await store.list({ query: 'needle' })).map((x) => x.id)).toEqual(['old', 'kid']);
+      expect((await store.list({ query: 'old title' })).map((x) => x.id)).toEqual(['old']);
+      const lineage = await admin().query(
+        `SELECT id, history_rewrites, merge_base FROM ${s}.sessions ORDER BY id`,
+      );
+      expect(lineage.rows).toEqual([
+        { id: 'kid', history_rewrites: '0', merge_base: null },
+        { id: 'old', history_rewrites: '0', merge_base: null },
+      ]);
+      // A child stored before lineage merges as earlier versions did.
+      await store.commit('kid', { append: [{ role: 'user', content: 'more' }] });
+      expect((await store.merge('kid')).messages.length).toBe(3);
+      expect((await store.repair()).indexEntriesFixed).toBe(0);
+      await store.delete('old');
+      expect((await store.load('kid')).parentId).toBeUndefined();
+      await store.close();
+    } finally {
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});
