@@ -55,6 +55,24 @@ export const MIN_DATE_MS = -62_135_596_800_000;
 /** Latest date a store keeps: 9999-12-31T23:59:59.999Z. */
 export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
+/** One value `assertJsonValue` still has to check: its depth and where it sits. */
+type JsonFrame = { v: unknown; depth: number; parent: JsonFrame | undefined; key: string | number };
+
+/** The path of a frame (`$.a[1].b`), built only for an error message. */
+function jsonPathOf(f: JsonFrame): string {
+  const keys: (string | number)[] = [];
+  for (let c: JsonFrame | undefined = f; c?.parent; c = c.parent) keys.push(c.key);
+  // A deep path is shown by its first and last steps only.
+  const cut = keys.length > 12;
+  const shown = cut ? [...keys.slice(0, 6), '…', ...keys.slice(-6)] : keys;
+  let out = '$';
+  for (let i = shown.length - 1; i >= 0; i--) {
+    const k = shown[i]!;
+    out += cut && i === 6 ? '…' : typeof k === 'number' ? `[${k}]` : `.${k}`;
+  }
+  return out;
+}
+
 /**
  * Throws `invalid_argument` unless `value` round-trips through JSON unchanged: no
  * functions, symbols, BigInt, `undefined` array items, non-finite numbers, cycles, or
@@ -70,29 +88,12 @@ export function assertJsonValue(
   what: string,
 ): asserts value is JsonValue {
   if (value === undefined) throw errors.invalid(`${what} is undefined`);
-  // Each frame: a value to check, its depth and a lazily built path (only on error).
-  type Frame = { v: unknown; depth: number; parent: Frame | undefined; key: string | number };
-  const pathOf = (f: Frame): string => {
-    const keys: (string | number)[] = [];
-    for (let c: Frame | undefined = f; c?.parent; c = c.parent) keys.push(c.key);
-    // A deep path is shown by its first and last steps only.
-    const shown = keys.length > 12 ? [...keys.slice(-6), '…', ...keys.slice(0, 6)] : keys;
-    let out = '$';
-    for (let i = shown.length - 1; i >= 0; i--) {
-      const k = shown[i]!;
-      out +=
-        k === '…' && shown.length !== keys.length
-          ? '…'
-          : typeof k === 'number'
-            ? `[${k}]`
-            : `.${k}`;
-    }
-    return out;
-  };
   // Containers on the current path (for cycle detection): an object is "open" from when
   // its children are pushed until the marker frame after them is popped.
   const open = new Set<object>();
-  const stack: (Frame | { close: object })[] = [{ v: value, depth: 0, parent: undefined, key: '' }];
+  const stack: (JsonFrame | { close: object })[] = [
+    { v: value, depth: 0, parent: undefined, key: '' },
+  ];
   while (stack.length > 0) {
     const top = stack.pop()!;
     if ('close' in top) {
@@ -106,14 +107,14 @@ export function assertJsonValue(
         continue;
       case 'number':
         if (!Number.isFinite(v))
-          throw errors.invalid(`${what}: ${pathOf(top)} is ${v}, which JSON cannot hold`);
+          throw errors.invalid(`${what}: ${jsonPathOf(top)} is ${v}, which JSON cannot hold`);
         continue;
       case 'object': {
         if (v === null) continue;
-        if (open.has(v)) throw errors.invalid(`${what}: ${pathOf(top)} is a cycle`);
+        if (open.has(v)) throw errors.invalid(`${what}: ${jsonPathOf(top)} is a cycle`);
         if (top.depth >= MAX_JSON_DEPTH) {
           throw errors.invalid(
-            `${what}: ${pathOf(top)} is nested deeper than ${MAX_JSON_DEPTH} levels`,
+            `${what}: ${jsonPathOf(top)} is nested deeper than ${MAX_JSON_DEPTH} levels`,
           );
         }
         const isArray = Array.isArray(v);
@@ -121,7 +122,9 @@ export function assertJsonValue(
           const proto = Object.getPrototypeOf(v);
           if (proto !== Object.prototype && proto !== null) {
             const name = (v as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-            throw errors.invalid(`${what}: ${pathOf(top)} is a ${name}, not a plain JSON object`);
+            throw errors.invalid(
+              `${what}: ${jsonPathOf(top)} is a ${name}, not a plain JSON object`,
+            );
           }
         }
         open.add(v);
@@ -130,7 +133,7 @@ export function assertJsonValue(
           const arr = v as unknown[];
           for (let i = arr.length - 1; i >= 0; i--) {
             if (arr[i] === undefined)
-              throw errors.invalid(`${what}: ${pathOf(top)}[${i}] is undefined`);
+              throw errors.invalid(`${what}: ${jsonPathOf(top)}[${i}] is undefined`);
             stack.push({ v: arr[i], depth: top.depth + 1, parent: top, key: i });
           }
         } else {
@@ -144,7 +147,9 @@ export function assertJsonValue(
         continue;
       }
       default:
-        throw errors.invalid(`${what}: ${pathOf(top)} is a ${typeof v}, which JSON cannot hold`);
+        throw errors.invalid(
+          `${what}: ${jsonPathOf(top)} is a ${typeof v}, which JSON cannot hold`,
+        );
     }
   }
 }

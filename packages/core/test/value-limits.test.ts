@@ -60,6 +60,12 @@ describe('JSON nesting limit', () => {
     } catch (e) {
       expect((e as Error).message).toContain('state: $.a[1].b is Infinity');
     }
+    // A deep path shows its first and last steps, root first.
+    let deep: unknown = 1;
+    for (let i = 600; i >= 1; i--) deep = { [`d${i}`]: deep };
+    expect(() => assertJsonValue(errors, { root: deep }, 's')).toThrow(
+      '$.root.d1.d2.d3.d4.d5….d506.d507.d508.d509.d510.d511 is nested deeper than 512 levels',
+    );
   });
 });
 
