@@ -718,12 +718,19 @@ function recordProblem(id: string, record: MemoryRecord): string | undefined {
  * backend; `memory:NAME` (also `memory://NAME`) a store on the process-wide backend `NAME`
  * (`MemoryBackend.named`), so every store opened with the same name shares its data.
  * Options: `{ backend }` as in `MemoryStoreOptions`, only with a bare `memory:` URL.
- * Throws `invalid_argument` for unknown options or a name together with a backend.
+ * Throws `invalid_argument` for unknown options, any URL query or fragment, or a name
+ * together with a backend.
  */
 export const storeAdapter: StoreAdapter = {
   schemes: ['memory'],
   async open(url: URL, options?: Record<string, unknown>) {
     assertKnownKeys(errors, options, ['backend'], 'openStore(memory:)');
+    // A memory: URL has no options: a query or fragment is a mistake, not something to ignore.
+    if (url.search !== '' || url.hash !== '') {
+      throw errors.invalid(
+        `openStore(memory:): unknown URL option "${url.search || url.hash}" (memory: URLs take none)`,
+      );
+    }
     const raw = `${url.host}${url.pathname}`.replace(/^\/+/, '');
     let name: string;
     try {

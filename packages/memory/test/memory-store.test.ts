@@ -238,6 +238,12 @@ describe('MemoryStore › openStore', () => {
     expect(a).toBeInstanceOf(MemoryStore);
   });
 
+  it('memory: URLs take no query options and reject them', async () => {
+    await expectCode(openStore('memory:?bogus=1'), 'invalid_argument');
+    await expectCode(openStore(`memory:t${newSessionId()}?sync=1`), 'invalid_argument');
+    await expectCode(openStore('memory:#frag'), 'invalid_argument');
+  });
+
   it('memory:NAME shares one process-wide backend per name', async () => {
     const name = `t${newSessionId()}`;
     const a = await openStore(`memory:${name}`);
