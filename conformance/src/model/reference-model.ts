@@ -2,7 +2,13 @@
 // must answer, written from the design brief and independently of every adapter (and of
 // core's adapter rules, so a wrong rule in core cannot hide a wrong adapter). Timestamps
 // the store chooses ("now") are adopted from its results; everything else is predicted.
-import type { JsonValue, Message, MessageWindowQuery, SessionSummary } from '@sessionkit/core';
+import {
+  type JsonValue,
+  type Message,
+  type MessageWindowQuery,
+  messageText,
+  type SessionSummary,
+} from '@sessionkit/core';
 
 /** The outcome of one operation: a value, or a `SessionKitError` code. */
 export type Outcome<T> = { ok: T } | { error: string };
@@ -347,21 +353,12 @@ export class ReferenceModel {
   }
 }
 
-/** What search sees of one message: its string content and text parts, lower-cased. */
+/**
+ * What search sees of one message, lower-cased: core's `messageText`, the data model's
+ * definition of a message's text (the model re-derives the rules, not the data model).
+ */
 function messageSearchText(m: unknown): string {
-  if (typeof m === 'string') return m.toLowerCase();
-  const msg = m as { content?: unknown; text?: unknown };
-  const parts: string[] = [];
-  if (typeof msg.text === 'string') parts.push(msg.text);
-  if (typeof msg.content === 'string') parts.push(msg.content);
-  else if (Array.isArray(msg.content)) {
-    for (const p of msg.content) {
-      if (typeof p === 'string') parts.push(p);
-      else if (typeof (p as { text?: unknown })?.text === 'string')
-        parts.push((p as { text: string }).text);
-    }
-  }
-  return parts.join('\n').toLowerCase();
+  return messageText(m).toLowerCase();
 }
 
 function countersOf(s: Counters): Counters {

@@ -6,6 +6,7 @@ import { committerSpec } from './committer.js';
 import { concurrencySpec } from './concurrency.js';
 import { eventLogSpec } from './event-log.js';
 import { historyReaderSpec } from './history-reader.js';
+import { storeListingSpec } from './listing.js';
 import { mergeSpec } from './merge.js';
 import { messageWindowSpec } from './message-window.js';
 import { modelBasedSpec } from './model-based.js';
@@ -19,7 +20,7 @@ import { valueLimitsSpec } from './value-limits.js';
 
 /** Every spec file's tests, in the order they run. */
 export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
-  store: storeSpec,
+  store: [...storeSpec, ...storeListingSpec],
   committer: committerSpec,
   brancher: brancherSpec,
   'history-reader': historyReaderSpec,

@@ -2,14 +2,10 @@
 // produces, the runtime-status size check, router argument checks and the router's
 // resolve rule. Adapters keep storage; these keep the contract's meaning in one place.
 import type { ErrorFactory } from './errors.js';
+import { assertJsonValue } from './json-value.js';
 import { cloneJson, nextUpdatedAt } from './session.js';
 import type { Session } from './types.js';
-import {
-  assertId,
-  assertJsonValue,
-  assertRouterKey,
-  MAX_RUNTIME_STATUS_BYTES,
-} from './validate.js';
+import { assertId, assertRouterKey, MAX_RUNTIME_STATUS_BYTES } from './validate.js';
 
 /** A session without its messages and its derived children, as stores keep it. */
 export type SessionHeader = Omit<Session<unknown>, 'messages' | 'children'>;

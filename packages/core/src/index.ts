@@ -12,6 +12,8 @@ export * from './helpers/lifecycle.js';
 export * from './helpers/stash.js';
 export * from './history-lineage.js';
 export * from './ids.js';
+export * from './json-value.js';
+export * from './message-window.js';
 export * from './open-store.js';
 export * from './session.js';
 export type * from './types.js';

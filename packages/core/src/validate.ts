@@ -1,13 +1,12 @@
 import type { ErrorFactory } from './errors.js';
 import { isValidId, MAX_ID_LENGTH } from './ids.js';
+import { assertJsonValue } from './json-value.js';
 import { cloneJson } from './session.js';
 import type {
   CommitInput,
   EventQuery,
-  JsonValue,
   ListOptions,
   Message,
-  MessageWindowQuery,
   Session,
   SessionInput,
   SessionPatch,
@@ -46,118 +45,12 @@ function describe(value: unknown): string {
   return `of type ${typeof value}`;
 }
 
-/** Deepest nesting of a JSON value (messages, `state`, event payloads, runtime status). */
-export const MAX_JSON_DEPTH = 512;
 /** Largest count of messages (`atTurn`, `branchedAtTurn`, `messageCount`): 2^31 − 1. */
 export const MAX_MESSAGE_INDEX = 2 ** 31 - 1;
 /** Earliest date a store keeps: 0001-01-01T00:00:00.000Z. */
 export const MIN_DATE_MS = -62_135_596_800_000;
 /** Latest date a store keeps: 9999-12-31T23:59:59.999Z. */
 export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-/** One value `assertJsonValue` still has to check: its depth and where it sits. */
-type JsonFrame = { v: unknown; depth: number; parent: JsonFrame | undefined; key: string | number };
-
-/** The path of a frame (`$.a[1].b`), built only for an error message. */
-function jsonPathOf(f: JsonFrame): string {
-  const keys: (string | number)[] = [];
-  for (let c: JsonFrame | undefined = f; c?.parent; c = c.parent) keys.push(c.key);
-  // A deep path is shown by its first and last steps only.
-  const cut = keys.length > 12;
-  const shown = cut ? [...keys.slice(0, 6), '…', ...keys.slice(-6)] : keys;
-  let out = '$';
-  for (let i = shown.length - 1; i >= 0; i--) {
-    const k = shown[i]!;
-    out += cut && i === 6 ? '…' : typeof k === 'number' ? `[${k}]` : `.${k}`;
-  }
-  return out;
-}
-
-/**
- * Throws `invalid_argument` unless `value` round-trips through JSON unchanged: no
- * functions, symbols, BigInt, `undefined` array items, non-finite numbers, cycles, or
- * objects other than plain objects and arrays (a `Date` inside JSON would come back as a
- * string), and at most `MAX_JSON_DEPTH` (512) levels of nesting. `undefined` object
- * properties are allowed and dropped, as JSON.stringify does. Keys such as `__proto__`
- * are ordinary data. The walk uses an explicit stack, so no input can overflow the call
- * stack.
- */
-export function assertJsonValue(
-  errors: ErrorFactory,
-  value: unknown,
-  what: string,
-): asserts value is JsonValue {
-  if (value === undefined) throw errors.invalid(`${what} is undefined`);
-  // Containers on the current path (for cycle detection): an object is "open" from when
-  // its children are pushed until the marker frame after them is popped.
-  const open = new Set<object>();
-  const stack: (JsonFrame | { close: object })[] = [
-    { v: value, depth: 0, parent: undefined, key: '' },
-  ];
-  while (stack.length > 0) {
-    const top = stack.pop()!;
-    if ('close' in top) {
-      open.delete(top.close);
-      continue;
-    }
-    const v = top.v;
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-        continue;
-      case 'number':
-        if (!Number.isFinite(v))
-          throw errors.invalid(`${what}: ${jsonPathOf(top)} is ${v}, which JSON cannot hold`);
-        continue;
-      case 'object': {
-        if (v === null) continue;
-        if (open.has(v)) throw errors.invalid(`${what}: ${jsonPathOf(top)} is a cycle`);
-        if (top.depth >= MAX_JSON_DEPTH) {
-          throw errors.invalid(
-            `${what}: ${jsonPathOf(top)} is nested deeper than ${MAX_JSON_DEPTH} levels`,
-          );
-        }
-        const isArray = Array.isArray(v);
-        if (!isArray) {
-          const proto = Object.getPrototypeOf(v);
-          if (proto !== Object.prototype && proto !== null) {
-            const name = (v as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-            throw errors.invalid(
-              `${what}: ${jsonPathOf(top)} is a ${name}, not a plain JSON object`,
-            );
-          }
-        }
-        open.add(v);
-        stack.push({ close: v });
-        if (isArray) {
-          const arr = v as unknown[];
-          for (let i = arr.length - 1; i >= 0; i--) {
-            if (arr[i] === undefined)
-              throw errors.invalid(`${what}: ${jsonPathOf(top)}[${i}] is undefined`);
-            stack.push({ v: arr[i], depth: top.depth + 1, parent: top, key: i });
-          }
-        } else {
-          const entries = Object.entries(v);
-          for (let i = entries.length - 1; i >= 0; i--) {
-            const [k, item] = entries[i]!;
-            if (item === undefined) continue;
-            stack.push({ v: item, depth: top.depth + 1, parent: top, key: k });
-          }
-        }
-        continue;
-      }
-      default:
-        throw errors.invalid(
-          `${what}: ${jsonPathOf(top)} is a ${typeof v}, which JSON cannot hold`,
-        );
-    }
-  }
-}
-
-/** Byte length of the UTF-8 JSON encoding of `value`. */
-export function jsonByteLength(value: JsonValue): number {
-  return Buffer.byteLength(JSON.stringify(value), 'utf8');
-}
 
 /** Throws `invalid_argument` if `obj` has keys outside `allowed`. */
 export function assertKnownKeys(
@@ -241,16 +134,16 @@ export function assertMessageIndex(
   value: unknown,
   what: string,
 ): asserts value is number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isInteger(value) ||
-    value < 0 ||
-    value > MAX_MESSAGE_INDEX
-  ) {
+  if (!isIntegerUpTo(value, MAX_MESSAGE_INDEX)) {
     throw errors.invalid(
       `${what} must be an integer from 0 to ${MAX_MESSAGE_INDEX}, got ${String(value)}`,
     );
   }
+}
+
+/** True for an integer from 0 to `max`. */
+function isIntegerUpTo(value: unknown, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= max;
 }
 
 function assertMetadata(
@@ -594,64 +487,6 @@ export function normalizeListOptions(
   return out;
 }
 
-/** A validated `loadMessages` window: everything, the last `n`, or a range from `offset`. */
-export type NormalizedMessageWindow =
-  | { kind: 'all' }
-  | { kind: 'last'; last: number }
-  | { kind: 'range'; offset: number; limit: number | undefined };
-
-/**
- * Validates `loadMessages`'s window: absent or `{}` → the whole history; `{last}`; or
- * `{offset?, limit?}` (offset default 0, limit default to the end). Every value a
- * non-negative safe integer; `last` with `offset`/`limit`, or an unknown key →
- * `invalid_argument`.
- */
-export function normalizeMessageWindow(
-  errors: ErrorFactory,
-  window: MessageWindowQuery | undefined,
-): NormalizedMessageWindow {
-  if (window === undefined) return { kind: 'all' };
-  assertKnownKeys(errors, window, ['last', 'offset', 'limit'], 'loadMessages: window');
-  const { last, offset, limit } = window;
-  for (const [key, v] of [
-    ['last', last],
-    ['offset', offset],
-    ['limit', limit],
-  ] as const) {
-    if (v !== undefined) assertCount(errors, v, `loadMessages: ${key}`);
-  }
-  if (last !== undefined) {
-    if (offset !== undefined || limit !== undefined) {
-      throw errors.invalid('loadMessages: give either {last} or {offset, limit}, not both');
-    }
-    return { kind: 'last', last };
-  }
-  if (offset === undefined && limit === undefined) return { kind: 'all' };
-  return { kind: 'range', offset: offset ?? 0, limit };
-}
-
-/**
- * The half-open message range `[start, end)` a window selects from a history of
- * `messageCount` messages. A window past the end is empty (`start === end`). Pure.
- */
-export function windowBounds(
-  window: NormalizedMessageWindow,
-  messageCount: number,
-): { start: number; end: number } {
-  switch (window.kind) {
-    case 'all':
-      return { start: 0, end: messageCount };
-    case 'last':
-      return { start: Math.max(0, messageCount - window.last), end: messageCount };
-    case 'range': {
-      const start = Math.min(window.offset, messageCount);
-      const end =
-        window.limit === undefined ? messageCount : Math.min(messageCount, start + window.limit);
-      return { start, end };
-    }
-  }
-}
-
 /** Validates `events` options. Throws `invalid_argument`. */
 export function normalizeEventQuery(
   errors: ErrorFactory,
@@ -696,12 +531,7 @@ export function assertBranchPoint(
   atTurn: unknown,
   messageCount: number,
 ): asserts atTurn is number {
-  if (
-    typeof atTurn !== 'number' ||
-    !Number.isInteger(atTurn) ||
-    atTurn < 0 ||
-    atTurn > messageCount
-  ) {
+  if (!isIntegerUpTo(atTurn, messageCount)) {
     throw errors.invalid(
       `branch: atTurn must be an integer from 0 to ${messageCount} (the messages of "${id}"), got ${String(atTurn)}`,
       id,

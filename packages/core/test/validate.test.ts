@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { errorsFor, isSessionKitError } from '../src/errors.js';
 import { isValidId } from '../src/ids.js';
+import { assertJsonValue, jsonByteLength } from '../src/json-value.js';
 import type { CommitInput, Session } from '../src/types.js';
 import {
   assertBranchPoint,
   assertCommitInput,
   assertId,
-  assertJsonValue,
   assertMax,
   assertSaveInput,
   DEFAULT_LIST_LIMIT,
-  jsonByteLength,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,

@@ -2,17 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { errorsFor } from '../src/errors.js';
 import { commitTurn } from '../src/helpers/commit-turn.js';
 import { loadMessageWindow } from '../src/helpers/history-window.js';
+import { assertJsonValue, MAX_JSON_DEPTH } from '../src/json-value.js';
+import { normalizeMessageWindow, windowBounds } from '../src/message-window.js';
 import { cloneJson } from '../src/session.js';
 import {
-  assertJsonValue,
   MAX_DATE_MS,
-  MAX_JSON_DEPTH,
   MAX_MESSAGE_INDEX,
   MIN_DATE_MS,
   normalizeListOptions,
-  normalizeMessageWindow,
   prepareCreate,
-  windowBounds,
 } from '../src/validate.js';
 import { codeOfCall as codeOf } from './fixtures/codes.js';
 

@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type {
   CommitInput,
   CommitResult,
@@ -15,7 +14,6 @@ import type {
   SessionEvent,
   SessionInput,
   SessionSummary,
-  StoreAdapter,
 } from '@sessionkit/core';
 import {
   applyCommitToSummary,
@@ -26,7 +24,6 @@ import {
   assertFollowArgs,
   assertId,
   assertJsonValue,
-  assertKnownKeys,
   assertLiveSessionId,
   assertMax,
   assertRouterTuple,
@@ -41,7 +38,6 @@ import {
   createdLineage,
   errorsFor,
   extendsHistory,
-  isSessionKitError,
   newSessionId,
   nextUpdatedAt,
   normalizeEventQuery,
@@ -50,7 +46,6 @@ import {
   normalizeMessageWindow,
   planMerge,
   prepareCreate,
-  promotedChild,
   readLineage,
   resolveRoute,
   rootLineage,
@@ -66,14 +61,15 @@ import {
   childIds,
   followKey,
   type IndexEntry,
-  indexEntryOf,
   linkChild,
   MemoryBackend,
   type MemoryHeader,
   type MemoryRecord,
   putRecord,
-  unlinkChild,
 } from './memory-backend.js';
+import { recordProblem } from './record-check.js';
+import { removeSession } from './remove.js';
+import { rebuildIndex } from './repair.js';
 
 const errors = errorsFor('memory');
 
@@ -552,41 +548,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
    */
   async repair(): Promise<RepairReport> {
     this.#assertOpen();
-    const b = this.backend;
-    const index = new Map<string, IndexEntry>();
-    const tree = new Map<string, Set<string>>();
-    const skippedCorrupt: RepairReport['skippedCorrupt'] = [];
-    for (const [id, record] of b.records) {
-      const problem = recordProblem(id, record);
-      if (problem !== undefined) {
-        skippedCorrupt.push({ id, reason: problem });
-        continue;
-      }
-      index.set(id, indexEntryOf(record));
-      const parentId = record.header.parentId;
-      if (parentId !== undefined) {
-        let set = tree.get(parentId);
-        if (!set) {
-          set = new Set();
-          tree.set(parentId, set);
-        }
-        set.add(id);
-      }
-    }
-    let fixed = 0;
-    for (const [id, entry] of index) {
-      if (!isDeepStrictEqual(b.index.get(id), entry)) fixed++;
-    }
-    for (const id of b.index.keys()) if (!index.has(id)) fixed++;
-    for (const [id, set] of tree) {
-      if (!sameIds(b.childrenOf.get(id), set)) fixed++;
-    }
-    for (const id of b.childrenOf.keys()) if (!tree.has(id)) fixed++;
-    b.index.clear();
-    for (const [id, entry] of index) b.index.set(id, entry);
-    b.childrenOf.clear();
-    for (const [id, set] of tree) b.childrenOf.set(id, set);
-    return { rebuilt: index.size, skippedCorrupt, indexEntriesFixed: fixed };
+    return rebuildIndex(this.backend);
   }
 
   // ---------------------------------------------------------------- internals
@@ -633,120 +595,10 @@ export class MemoryStore<M = Message> implements FullStore<M> {
 
   /** Deletes a session with the full delete semantics; false when it does not exist. */
   #remove(id: string): boolean {
-    const b = this.backend;
-    const record = b.records.get(id);
-    if (!record) return false;
-    const parent = (record.header as Partial<MemoryHeader> | undefined)?.parentId;
-    const grandparentId = typeof parent === 'string' ? parent : undefined;
-    b.records.delete(id);
-    b.index.delete(id);
-    if (grandparentId !== undefined) unlinkChild(b, grandparentId, id);
-    // A corrupt record can still be deleted: read only what promotion needs, defensively.
-    const raw = (record as Partial<MemoryRecord>).header as Partial<MemoryHeader> | undefined;
-    const deletedHeader = { id, parentId: grandparentId } as MemoryHeader;
-    if (typeof raw?.branchedAtTurn === 'number') deletedHeader.branchedAtTurn = raw.branchedAtTurn;
-    const deleted = {
-      header: deletedHeader,
-      lineage: readLineage((record as Partial<MemoryRecord>).lineage),
-    };
-    for (const childId of childIds(b, id)) {
-      const child = b.records.get(childId);
-      if (!child || typeof child.header !== 'object' || child.header === null) continue;
-      // Core's rule: re-parented to the grandparent with a re-based branch point and
-      // merge base, or a root (also when a parent cycle would make it its own parent).
-      const promoted = promotedChild(
-        { header: child.header, lineage: readLineage(child.lineage) },
-        deleted,
-      );
-      child.header = promoted.header;
-      child.lineage = promoted.lineage;
-      if (promoted.header.parentId !== undefined) linkChild(b, promoted.header.parentId, childId);
-      // A corrupt child keeps its stale index entry until repair() drops it.
-      if (recordProblem(childId, child) === undefined) putRecord(b, child);
-    }
-    b.childrenOf.delete(id);
-    for (const [key, row] of b.bindings) if (row.sessionId === id) b.bindings.delete(key);
-    for (const [key, follow] of b.follows) if (follow.target === id) b.follows.delete(key);
-    return true;
+    return removeSession(this.backend, id);
   }
 }
 
 function rowOrder(row: RouterRow): { updatedAt: Date; id: string } {
   return { updatedAt: row.updatedAt, id: bindingKey(row.channel, row.chatKey, row.thread) };
 }
-
-function sameIds(a: Set<string> | undefined, b: Set<string>): boolean {
-  if (!a || a.size !== b.size) return false;
-  for (const id of b) if (!a.has(id)) return false;
-  return true;
-}
-
-/** Why a record cannot be indexed, or `undefined` when it is sound. */
-function recordProblem(id: string, record: MemoryRecord): string | undefined {
-  if (typeof record !== 'object' || record === null) return 'record is not an object';
-  const h = record.header as Partial<MemoryHeader> | undefined;
-  if (typeof h !== 'object' || h === null) return 'header is missing';
-  if (h.id !== id) return `header id ${JSON.stringify(h.id)} does not match its key`;
-  if (!Array.isArray(record.messages)) return 'messages is not an array';
-  if (typeof record.searchText !== 'string') return 'searchText is not a string';
-  if (!Array.isArray(record.events)) return 'events is not an array';
-  if (record.runtimeStatus !== null && typeof record.runtimeStatus !== 'string') {
-    return 'runtimeStatus is neither null nor JSON text';
-  }
-  for (const key of ['createdAt', 'updatedAt'] as const) {
-    const v = h[key];
-    if (!(v instanceof Date) || Number.isNaN(v.getTime()))
-      return `header.${key} is not a valid Date`;
-  }
-  for (const key of ['tokenCount', 'costUsd', 'turnCount'] as const) {
-    if (typeof h[key] !== 'number') return `header.${key} is not a number`;
-  }
-  if (typeof h.metadata !== 'object' || h.metadata === null) return 'header.metadata is missing';
-  try {
-    // Core's save validation covers every header field; messages are checked above.
-    assertSaveInput(errors, { ...(h as MemoryHeader), messages: [], children: [] });
-  } catch (e) {
-    if (isSessionKitError(e))
-      return `invalid header: ${e.message.replace(`${errors.prefix} `, '')}`;
-    throw e;
-  }
-  return undefined;
-}
-
-/**
- * Opens `memory:` URLs for core's `openStore`. `memory:` gives a store on a new private
- * backend; `memory:NAME` (also `memory://NAME`) a store on the process-wide backend `NAME`
- * (`MemoryBackend.named`), so every store opened with the same name shares its data.
- * Options: `{ backend }` as in `MemoryStoreOptions`, only with a bare `memory:` URL.
- * Throws `invalid_argument` for unknown options, any URL query or fragment, or a name
- * together with a backend.
- */
-export const storeAdapter: StoreAdapter = {
-  schemes: ['memory'],
-  async open(url: URL, options?: Record<string, unknown>) {
-    assertKnownKeys(errors, options, ['backend'], 'openStore(memory:)');
-    // A memory: URL has no options: a query or fragment is a mistake, not something to ignore.
-    if (url.search !== '' || url.hash !== '') {
-      throw errors.invalid(
-        `openStore(memory:): unknown URL option "${url.search || url.hash}" (memory: URLs take none)`,
-      );
-    }
-    const raw = `${url.host}${url.pathname}`.replace(/^\/+/, '');
-    let name: string;
-    try {
-      name = decodeURIComponent(raw);
-    } catch (cause) {
-      throw errors.make('invalid_argument', `openStore: bad memory backend name "${raw}"`, {
-        cause,
-      });
-    }
-    const given = options?.backend as MemoryBackend | undefined;
-    if (name !== '' && given !== undefined) {
-      throw errors.invalid(
-        `openStore(memory:): give either a backend name in the URL or options.backend, not both`,
-      );
-    }
-    const backend = name === '' ? given : MemoryBackend.named(name);
-    return new MemoryStore<Message>({ backend });
-  },
-};

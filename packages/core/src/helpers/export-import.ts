@@ -10,12 +10,11 @@ import { isEventLog, isRuntimeStatusStore } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
 import { fsyncDir, tempPathFor } from '../fs/atomic-write.js';
 import { fsErrorToSessionKit } from '../fs/fs-errors.js';
+import { assertJsonValue, jsonByteLength } from '../json-value.js';
 import type { JsonValue, Message, Session, SessionInput } from '../types.js';
 import {
   assertEventType,
-  assertJsonValue,
   assertKnownKeys,
-  jsonByteLength,
   MAX_RUNTIME_STATUS_BYTES,
   prepareCreate,
 } from '../validate.js';

@@ -1,8 +1,9 @@
 import type { Store } from '../contracts.js';
 import { isHistoryReader } from '../contracts.js';
 import { errorsFor } from '../errors.js';
+import { normalizeMessageWindow, windowBounds } from '../message-window.js';
 import type { Message, MessageWindow, MessageWindowQuery } from '../types.js';
-import { assertId, normalizeMessageWindow, windowBounds } from '../validate.js';
+import { assertId } from '../validate.js';
 
 const errors = errorsFor('core');
 
