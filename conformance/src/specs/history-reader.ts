@@ -1,7 +1,7 @@
 import type { Committer, HistoryReader, Message, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, msg, tick, turn, turns } from './util.js';
+import { createSession, expectCode, inBackground, msg, tick, turn, turns } from './util.js';
 
 type H = Store & HistoryReader & Committer;
 
@@ -73,25 +73,18 @@ export const historyReaderSpec = defineSpec('history-reader', 'HistoryReader', (
       const store = ctx.store as H;
       const reader = (await ctx.peer()) as H;
       const s = await createSession(ctx, { messages: generation(0) });
-      let done = false;
-      const writer = (async () => {
-        try {
-          for (let g = 1; g <= 12; g++) {
-            await store.commit(s.id, { replace: generation(g) });
-            for (let k = 0; k < 3; k++) {
-              await store.commit(s.id, {
-                append: [msg('user', `${g}:q:${k}`), msg('assistant', `${g}:a:${k}`)],
-              });
-            }
+      const writer = inBackground(async () => {
+        for (let g = 1; g <= 12; g++) {
+          await store.commit(s.id, { replace: generation(g) });
+          for (let k = 0; k < 3; k++) {
+            await store.commit(s.id, {
+              append: [msg('user', `${g}:q:${k}`), msg('assistant', `${g}:a:${k}`)],
+            });
           }
-        } finally {
-          done = true;
         }
-      })();
-      // If the test fails early, the writer meets a closed store: not an unhandled error.
-      writer.catch(() => {});
+      });
       let reads = 0;
-      while (!done) {
+      while (!writer.done) {
         const [viaReader, viaStore] = await Promise.all([
           reader.loadMessages(s.id),
           store.loadMessages(s.id),
@@ -101,7 +94,7 @@ export const historyReaderSpec = defineSpec('history-reader', 'HistoryReader', (
         reads++;
         await tick();
       }
-      await writer;
+      await writer.finished;
       expect(reads).toBeGreaterThan(0);
       const final = await store.loadMessages(s.id);
       assertWholeHistory(final);
@@ -116,22 +109,15 @@ export const historyReaderSpec = defineSpec('history-reader', 'HistoryReader', (
       const store = ctx.store as H;
       const reader = await ctx.peer();
       const s = await createSession(ctx, { messages: generation(0) });
-      let done = false;
-      const writer = (async () => {
-        try {
-          for (let g = 1; g <= 10; g++) {
-            await store.commit(s.id, { replace: generation(g), patch: { title: `gen ${g}` } });
-            await store.commit(s.id, {
-              append: [msg('user', `${g}:q:0`), msg('assistant', `${g}:a:0`)],
-            });
-          }
-        } finally {
-          done = true;
+      const writer = inBackground(async () => {
+        for (let g = 1; g <= 10; g++) {
+          await store.commit(s.id, { replace: generation(g), patch: { title: `gen ${g}` } });
+          await store.commit(s.id, {
+            append: [msg('user', `${g}:q:0`), msg('assistant', `${g}:a:0`)],
+          });
         }
-      })();
-      // If the test fails early, the writer meets a closed store: not an unhandled error.
-      writer.catch(() => {});
-      while (!done) {
+      });
+      while (!writer.done) {
         const loaded = await reader.load(s.id);
         assertWholeHistory(loaded.messages as Message[]);
         const gen = Number((loaded.messages[0]!.content as string).split(':')[0]);
@@ -139,7 +125,7 @@ export const historyReaderSpec = defineSpec('history-reader', 'HistoryReader', (
         expect(loaded.title).toBe(gen === 0 ? '' : `gen ${gen}`);
         await tick();
       }
-      await writer;
+      await writer.finished;
     },
     { requires: ['Committer'], timeoutFactor: 2 },
   );

@@ -8,7 +8,7 @@ import type {
 } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec, type TestContext } from '../harness.js';
-import { createSession, expectCode, msg, tick } from './util.js';
+import { createSession, expectCode, inBackground, msg, tick } from './util.js';
 
 type H = Store & HistoryReader & Committer;
 
@@ -194,26 +194,19 @@ export const messageWindowSpec = defineSpec('message-window', 'HistoryReader', (
       const store = ctx.store as H;
       const reader = (await ctx.peer()) as H;
       const s = await createSession(ctx, { messages: generation(0) });
-      let done = false;
-      const writer = (async () => {
-        try {
-          for (let g = 1; g <= 10; g++) {
-            await store.commit(s.id, { replace: generation(g) });
-            for (let k = 0; k < 3; k++) {
-              const at = 10 + g + k * 2;
-              await store.commit(s.id, {
-                append: [msg('user', `${g}:${at}`), msg('user', `${g}:${at + 1}`)],
-              });
-            }
+      const writer = inBackground(async () => {
+        for (let g = 1; g <= 10; g++) {
+          await store.commit(s.id, { replace: generation(g) });
+          for (let k = 0; k < 3; k++) {
+            const at = 10 + g + k * 2;
+            await store.commit(s.id, {
+              append: [msg('user', `${g}:${at}`), msg('user', `${g}:${at + 1}`)],
+            });
           }
-        } finally {
-          done = true;
         }
-      })();
-      // If the test fails early, the writer meets a closed store: not an unhandled error.
-      writer.catch(() => {});
+      });
       let reads = 0;
-      while (!done) {
+      while (!writer.done) {
         const tail = await reader.loadMessages(s.id, { last: 5 });
         expect(tail).toHaveLength(5);
         const [tailGen, tailStart] = (tail[0]!.content as string).split(':').map(Number);
@@ -233,7 +226,7 @@ export const messageWindowSpec = defineSpec('message-window', 'HistoryReader', (
         reads++;
         await tick();
       }
-      await writer;
+      await writer.finished;
       expect(reads).toBeGreaterThan(0);
     },
     { requires: ['Committer'], timeoutFactor: 2 },

@@ -129,3 +129,20 @@ export async function expectListedAsLoaded(store: Store, id: string): Promise<Se
   expect(summary, `the summary of "${id}" differs from load()`).toEqual(expected);
   return loaded;
 }
+
+/**
+ * Starts `work` without waiting for it: `done` turns true when it ends (either way), and
+ * `finished` settles with it. A rejection is never unhandled, also when the test fails
+ * first and the work then meets a closed store; await `finished` to see it.
+ */
+export function inBackground(work: () => Promise<void>): {
+  readonly done: boolean;
+  finished: Promise<void>;
+} {
+  const state = { done: false, finished: Promise.resolve() };
+  state.finished = work().finally(() => {
+    state.done = true;
+  });
+  state.finished.catch(() => {});
+  return state;
+}
