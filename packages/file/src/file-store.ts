@@ -103,6 +103,13 @@ import {
   type TabledBody,
 } from './format/message-offsets.js';
 import {
+  applyIndexRecord,
+  emptyIndex,
+  type IndexState,
+  listableOf,
+  serializeIndex,
+} from './index-log/state.js';
+import {
   crc32,
   decodeHead,
   type EventMeta,
@@ -231,21 +238,6 @@ interface Loaded {
   header: HeaderJson;
   lineage: HistoryLineage;
   messages: unknown[];
-}
-
-interface IndexState {
-  ino: number;
-  size: number;
-  /**
-   * The file's first frame head (`HEAD_BYTES`), once read. Every rewritten index begins
-   * with a random `gen` record, so a new file that got the inode number of the one read
-   * before (file systems reuse them) is told apart by this, not by inode and size.
-   */
-  first: Buffer | undefined;
-  entries: Map<string, IndexEntryJson>;
-  /** Listable views of `entries`, built once per entry. */
-  listable: Map<string, ListableEntry & { entry: IndexEntryJson }>;
-  children: Map<string, string[]> | undefined;
 }
 
 interface RouterState {
@@ -2571,17 +2563,6 @@ function missingSnapshot(id: string, logs: number[]) {
   );
 }
 
-function emptyIndex(): IndexState {
-  return {
-    ino: 0,
-    size: 0,
-    first: undefined,
-    entries: new Map(),
-    listable: new Map(),
-    children: undefined,
-  };
-}
-
 /** `value` as JSON would store it (no `undefined` members), for comparisons. */
 function jsonCopy(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value));
@@ -2589,40 +2570,6 @@ function jsonCopy(value: unknown): unknown {
 
 function entryOf(header: HeaderJson, messageCount: number): IndexEntryJson {
   return { ...header, messageCount };
-}
-
-function listableOf(entry: IndexEntryJson): ListableEntry & { entry: IndexEntryJson } {
-  const l: ListableEntry & { entry: IndexEntryJson } = {
-    id: entry.id,
-    updatedAt: new Date(entry.updatedAt),
-    folder: entry.folder,
-    status: entry.status,
-    title: entry.title,
-    searchText: '',
-    entry,
-  };
-  if (entry.parentId !== undefined) l.parentId = entry.parentId;
-  if (entry.archivedAt !== undefined) l.archivedAt = new Date(entry.archivedAt);
-  return l;
-}
-
-function applyIndexRecord(state: IndexState, r: IndexMeta): void {
-  if (r.op === 'put') {
-    state.entries.set(r.entry.id, r.entry);
-    state.listable.set(r.entry.id, listableOf(r.entry));
-  } else if (r.op === 'del') {
-    state.entries.delete(r.id);
-    state.listable.delete(r.id);
-  }
-}
-
-function serializeIndex(entries: Map<string, IndexEntryJson>): Buffer {
-  const frames: Buffer[] = [
-    encodeFrame({ v: FORMAT_VERSION, op: 'gen', id: randomBytes(12).toString('hex') }),
-  ];
-  for (const entry of entries.values())
-    frames.push(encodeFrame({ v: FORMAT_VERSION, op: 'put', entry }));
-  return Buffer.concat(frames);
 }
 
 function routerNow(state: RouterState): number {

@@ -1,0 +1,64 @@
+// Index log (index.log) in-memory state: building, applying and serializing its records.
+import { randomBytes } from 'node:crypto';
+import type { ListableEntry } from '@sessionkit/core';
+import { encodeFrame, FORMAT_VERSION, type IndexEntryJson, type IndexMeta } from '../layout.js';
+
+export interface IndexState {
+  ino: number;
+  size: number;
+  /**
+   * The file's first frame head (`HEAD_BYTES`), once read. Every rewritten index begins
+   * with a random `gen` record, so a new file that got the inode number of the one read
+   * before (file systems reuse them) is told apart by this, not by inode and size.
+   */
+  first: Buffer | undefined;
+  entries: Map<string, IndexEntryJson>;
+  /** Listable views of `entries`, built once per entry. */
+  listable: Map<string, ListableEntry & { entry: IndexEntryJson }>;
+  children: Map<string, string[]> | undefined;
+}
+
+export function emptyIndex(): IndexState {
+  return {
+    ino: 0,
+    size: 0,
+    first: undefined,
+    entries: new Map(),
+    listable: new Map(),
+    children: undefined,
+  };
+}
+
+export function listableOf(entry: IndexEntryJson): ListableEntry & { entry: IndexEntryJson } {
+  const l: ListableEntry & { entry: IndexEntryJson } = {
+    id: entry.id,
+    updatedAt: new Date(entry.updatedAt),
+    folder: entry.folder,
+    status: entry.status,
+    title: entry.title,
+    searchText: '',
+    entry,
+  };
+  if (entry.parentId !== undefined) l.parentId = entry.parentId;
+  if (entry.archivedAt !== undefined) l.archivedAt = new Date(entry.archivedAt);
+  return l;
+}
+
+export function applyIndexRecord(state: IndexState, r: IndexMeta): void {
+  if (r.op === 'put') {
+    state.entries.set(r.entry.id, r.entry);
+    state.listable.set(r.entry.id, listableOf(r.entry));
+  } else if (r.op === 'del') {
+    state.entries.delete(r.id);
+    state.listable.delete(r.id);
+  }
+}
+
+export function serializeIndex(entries: Map<string, IndexEntryJson>): Buffer {
+  const frames: Buffer[] = [
+    encodeFrame({ v: FORMAT_VERSION, op: 'gen', id: randomBytes(12).toString('hex') }),
+  ];
+  for (const entry of entries.values())
+    frames.push(encodeFrame({ v: FORMAT_VERSION, op: 'put', entry }));
+  return Buffer.concat(frames);
+}
