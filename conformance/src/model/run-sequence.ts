@@ -3,14 +3,13 @@
 import {
   type Capability,
   detectCapabilities,
-  errorsFor,
   type FullStore,
   isSessionKitError,
   type Message,
   type MessageWindowQuery,
-  prepareCreate,
   type Session,
 } from '@sessionkit/core';
+import { errorsFor, prepareCreate } from '@sessionkit/core/adapter';
 import { expect } from 'vitest';
 import { type Operation, ROUTER_KEYS } from './operations.js';
 import {

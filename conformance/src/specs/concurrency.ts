@@ -1,10 +1,5 @@
-import {
-  type Committer,
-  compareListOrder,
-  type Message,
-  type SessionSummary,
-  type Store,
-} from '@sessionkit/core';
+import type { Committer, Message, SessionSummary, Store } from '@sessionkit/core';
+import { compareListOrder } from '@sessionkit/core/adapter';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, msg, race, tally, tick, turns } from './util.js';

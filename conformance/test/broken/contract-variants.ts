@@ -1,13 +1,15 @@
 import {
   type CommitInput,
-  compareListOrder,
   type ListOptions,
   type MessageWindowQuery,
   messageText,
+} from '@sessionkit/core';
+import {
+  compareListOrder,
   nextUpdatedAt,
   normalizeMessageWindow,
   windowBounds,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 import type { MemoryStore } from '@sessionkit/memory';
 import type { BrokenVariant } from './variants.js';
 
@@ -107,7 +109,7 @@ export const CONTRACT_VARIANTS: BrokenVariant[] = [
       async delete(id: string) {
         const parentId = inner.backend.records.get(id)?.header.parentId;
         if (parentId !== undefined && !inner.backend.records.has(parentId)) {
-          const { errorsFor } = await import('@sessionkit/core');
+          const { errorsFor } = await import('@sessionkit/core/adapter');
           throw errorsFor('memory').unavailable(`lock on parent "${parentId}" timed out`);
         }
         return inner.delete(id);
@@ -250,7 +252,7 @@ export const CONTRACT_VARIANTS: BrokenVariant[] = [
       async list(options: ListOptions = {}) {
         const c = options.startAfter as Record<string, unknown> | undefined;
         if (c && Object.keys(c).some((k) => k !== 'updatedAt' && k !== 'id')) {
-          const { errorsFor } = await import('@sessionkit/core');
+          const { errorsFor } = await import('@sessionkit/core/adapter');
           throw errorsFor('memory').invalid('list: startAfter: unknown option');
         }
         return inner.list(options);
@@ -279,7 +281,7 @@ export const CONTRACT_VARIANTS: BrokenVariant[] = [
     override: (inner) => ({
       async loadMessages(id: string, window?: MessageWindowQuery) {
         const w = normalizeMessageWindow(
-          (await import('@sessionkit/core')).errorsFor('memory'),
+          (await import('@sessionkit/core/adapter')).errorsFor('memory'),
           window,
         );
         const count = (await inner.loadMessages(id)).length;

@@ -1,10 +1,5 @@
-import {
-  type CommitInput,
-  compareListOrder,
-  type EventQuery,
-  type ListOptions,
-  type Session,
-} from '@sessionkit/core';
+import type { CommitInput, EventQuery, ListOptions, Session } from '@sessionkit/core';
+import { compareListOrder } from '@sessionkit/core/adapter';
 import { bindingKey, followKey, type IndexEntry } from '@sessionkit/memory';
 import type { BrokenVariant } from './variants.js';
 

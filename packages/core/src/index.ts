@@ -1,20 +1,42 @@
-export * from './adapter-rules.js';
+/**
+ * `@sessionkit/core`: the application API. The store contracts and their capability
+ * guards, the data model, errors, the documented limits, `openStore`, and helpers that work
+ * on any store. Everything an adapter needs besides these lives in `@sessionkit/core/adapter`.
+ */
 export * from './contracts.js';
-export * from './errors.js';
-export * from './fs/atomic-write.js';
-export * from './fs/file-lock.js';
-export * from './fs/fs-errors.js';
-export * from './helpers/commit-turn.js';
+export {
+  ERROR_CODES,
+  type ErrorCode,
+  isSessionKitError,
+  SessionKitError,
+  type SessionKitErrorOptions,
+} from './errors.js';
+export { type CommitTurnOptions, commitTurn } from './helpers/commit-turn.js';
 export * from './helpers/enforce-max.js';
 export * from './helpers/export-import.js';
 export * from './helpers/history-window.js';
 export * from './helpers/lifecycle.js';
+export { type KeysetWalkOptions, listPages, listRows } from './helpers/paging.js';
 export * from './helpers/stash.js';
-export * from './history-lineage.js';
 export * from './ids.js';
-export * from './json-value.js';
-export * from './message-window.js';
-export * from './open-store.js';
-export * from './session.js';
+export { MAX_JSON_DEPTH } from './json-value.js';
+export { openStore, redactUrl } from './open-store.js';
+export {
+  AUTO_TITLE_LENGTH,
+  autoTitle,
+  isSubSession,
+  messageText,
+  newSession,
+  titleFromText,
+} from './session.js';
 export type * from './types.js';
-export * from './validate.js';
+export {
+  DEFAULT_LIST_LIMIT,
+  MAX_DATE_MS,
+  MAX_LIST_LIMIT,
+  MAX_MESSAGE_INDEX,
+  MAX_RUNTIME_STATUS_BYTES,
+  MAX_SHORT_TEXT_LENGTH,
+  MAX_TITLE_LENGTH,
+  MIN_DATE_MS,
+} from './validate.js';

@@ -2,8 +2,8 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compareListOrder } from '../src/adapter.js';
 import {
-  compareListOrder,
   enforceMax,
   isSessionKitError,
   type ListCursor,

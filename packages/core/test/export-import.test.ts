@@ -2,8 +2,8 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { errorsFor } from '../src/adapter.js';
 import {
-  errorsFor,
   exportSessions,
   importSessions,
   isSessionKitError,

@@ -7,7 +7,7 @@ import { promises as fsp, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { withFileLock } from '@sessionkit/core';
+import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
 
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 1500);

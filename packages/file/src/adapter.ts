@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Message, StoreAdapter } from '@sessionkit/core';
-import { assertKnownKeys, errorsFor } from '@sessionkit/core';
+import type { Message } from '@sessionkit/core';
+import type { StoreAdapter } from '@sessionkit/core/adapter';
+import { assertKnownKeys, errorsFor } from '@sessionkit/core/adapter';
 import { FileStore, type FileStoreOptions } from './file-store.js';
 import { optionsFromUrl, URL_OPTION_KEYS } from './url-options.js';
 

@@ -24,15 +24,11 @@ import type {
   CommitResult,
   EventQuery,
   FullStore,
-  HistoryLineage,
   JsonValue,
-  ListableEntry,
   ListOptions,
-  MergeSide,
   Message,
   MessageWindow,
   MessageWindowQuery,
-  NormalizedListOptions,
   RepairReport,
   RouterRow,
   Session,
@@ -40,6 +36,13 @@ import type {
   SessionInput,
   SessionSummary,
 } from '@sessionkit/core';
+import { isSessionKitError, isValidId, newSessionId } from '@sessionkit/core';
+import type {
+  HistoryLineage,
+  ListableEntry,
+  MergeSide,
+  NormalizedListOptions,
+} from '@sessionkit/core/adapter';
 import {
   applyCommitToSummary,
   assertBranchPoint,
@@ -69,10 +72,7 @@ import {
   fsErrorToSessionKit,
   fsyncDir,
   isAfterCursor,
-  isSessionKitError,
-  isValidId,
   matchesListFilters,
-  newSessionId,
   nextUpdatedAt,
   normalizeEventQuery,
   normalizeLimit,
@@ -94,7 +94,7 @@ import {
   windowBounds,
   withFileLock,
   writeFileAtomic,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 import { defaultFileStoreDir } from './default-dir.js';
 import {
   encodeAppendBody,

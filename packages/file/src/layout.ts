@@ -3,7 +3,8 @@
 
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
-import type { HistoryLineage, JsonValue, Session, SessionSummary } from '@sessionkit/core';
+import type { JsonValue, Session, SessionSummary } from '@sessionkit/core';
+import type { HistoryLineage } from '@sessionkit/core/adapter';
 
 /** What `format.json` says the folder is. */
 export const FORMAT_NAME = 'sessionkit-file';

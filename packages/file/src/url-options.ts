@@ -1,7 +1,7 @@
 // Store options given as query parameters of a `file:` URL
 // (`file:./sessions?sync=false&lockTimeoutMs=2000`).
 
-import { errorsFor } from '@sessionkit/core';
+import { errorsFor } from '@sessionkit/core/adapter';
 import type { FileStoreOptions } from './file-store.js';
 
 const errors = errorsFor('file');

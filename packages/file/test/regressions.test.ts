@@ -18,7 +18,8 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { isSessionKitError, withFileLock } from '@sessionkit/core';
+import { isSessionKitError } from '@sessionkit/core';
+import { withFileLock } from '@sessionkit/core/adapter';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
 import { tempDir } from './helpers.js';

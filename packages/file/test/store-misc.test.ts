@@ -2,7 +2,8 @@
 import { cpSync, promises as fsp, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isSessionKitError, openStore, registerStoreAdapter } from '@sessionkit/core';
+import { isSessionKitError, openStore } from '@sessionkit/core';
+import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   defaultFileStoreDir,

@@ -1,5 +1,6 @@
 // memory: URLs for core's openStore.
-import { assertKnownKeys, errorsFor, type Message, type StoreAdapter } from '@sessionkit/core';
+import type { Message } from '@sessionkit/core';
+import { assertKnownKeys, errorsFor, type StoreAdapter } from '@sessionkit/core/adapter';
 import { MemoryBackend } from './memory-backend.js';
 import { MemoryStore } from './memory-store.js';
 

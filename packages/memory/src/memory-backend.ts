@@ -1,11 +1,6 @@
-import type {
-  HistoryLineage,
-  RouterRow,
-  Session,
-  SessionEvent,
-  SessionSummary,
-} from '@sessionkit/core';
-import { compareIds } from '@sessionkit/core';
+import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
+import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { compareIds } from '@sessionkit/core/adapter';
 
 /** A stored session's header: every field except its messages and its derived children. */
 export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;

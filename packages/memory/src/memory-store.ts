@@ -15,6 +15,7 @@ import type {
   SessionInput,
   SessionSummary,
 } from '@sessionkit/core';
+import { newSessionId } from '@sessionkit/core';
 import {
   applyCommitToSummary,
   assertBranchPoint,
@@ -38,7 +39,6 @@ import {
   createdLineage,
   errorsFor,
   extendsHistory,
-  newSessionId,
   nextUpdatedAt,
   normalizeEventQuery,
   normalizeLimit,
@@ -55,7 +55,7 @@ import {
   searchTextOf,
   selectPage,
   windowBounds,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 import {
   bindingKey,
   childIds,

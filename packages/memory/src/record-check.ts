@@ -1,5 +1,6 @@
 // Whether a stored record can be used: a record edited by hand through the backend may not.
-import { assertSaveInput, errorsFor, isSessionKitError } from '@sessionkit/core';
+import { isSessionKitError } from '@sessionkit/core';
+import { assertSaveInput, errorsFor } from '@sessionkit/core/adapter';
 import type { MemoryHeader, MemoryRecord } from './memory-backend.js';
 
 const errors = errorsFor('memory');

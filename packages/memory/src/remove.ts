@@ -1,6 +1,6 @@
 // delete's semantics on a backend: the record, its bindings and follow pins go; its
 // children are promoted by core's rule.
-import { promotedChild, readLineage } from '@sessionkit/core';
+import { promotedChild, readLineage } from '@sessionkit/core/adapter';
 import {
   childIds,
   linkChild,

@@ -1,5 +1,6 @@
 import type { Message, Session } from '@sessionkit/core';
-import { isSessionKitError, newSessionId, openStore, registerStoreAdapter } from '@sessionkit/core';
+import { isSessionKitError, newSessionId, openStore } from '@sessionkit/core';
+import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryBackend, MemoryStore, storeAdapter } from '../src/index.js';
 

@@ -1,6 +1,7 @@
 // Counter increments whose result leaves the counter's range: the database refuses them
 // (sk_commit / sk_append report `out_of_range`, nothing written); this raises core's error.
-import { type CommitInput, incrementedCost, incrementedCount } from '@sessionkit/core';
+import type { CommitInput } from '@sessionkit/core';
+import { incrementedCost, incrementedCount } from '@sessionkit/core/adapter';
 import { errors } from './errors.js';
 
 /** The stored counters a refused commit reports. */

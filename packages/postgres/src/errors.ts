@@ -1,9 +1,5 @@
-import {
-  type ErrorCode,
-  errorsFor,
-  isSessionKitError,
-  type SessionKitError,
-} from '@sessionkit/core';
+import { type ErrorCode, isSessionKitError, type SessionKitError } from '@sessionkit/core';
+import { errorsFor } from '@sessionkit/core/adapter';
 import { isConnectionError } from './schema.js';
 
 /** Error factory of this package: messages start with `[sessionkit/postgres]`. */

@@ -1,12 +1,8 @@
 // The transaction bodies of the writes that read or move lineage: delete (with core's
 // promotion), merge (core's planMerge), and the reads create and save need. Each runs on
 // the caller's client inside the caller's transaction.
-import {
-  type HistoryLineage,
-  planMerge,
-  type SessionHeader,
-  type SessionSummary,
-} from '@sessionkit/core';
+import type { SessionSummary } from '@sessionkit/core';
+import { type HistoryLineage, planMerge, type SessionHeader } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
 import { errors } from './errors.js';
 import { lineageOf, lineageParams, type PromotionRow, promotionsOf } from './lineage.js';

@@ -7,7 +7,7 @@ import {
   promotedChild,
   readLineage,
   type SessionHeader,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 
 /** The lineage columns of a row (as node-postgres returns them). */
 export interface LineageColumns {

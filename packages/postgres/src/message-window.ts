@@ -1,7 +1,7 @@
 // Windowed history reads: one statement (one MVCC snapshot) reads the session's revision
 // and message count and the message rows of the window by key range on
 // (session_id, seq), so its cost grows with the window, not with the history.
-import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core';
+import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core/adapter';
 import type { QueryConfig } from 'pg';
 import { errors } from './errors.js';
 

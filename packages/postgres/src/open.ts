@@ -1,5 +1,7 @@
-import type { Message, Store, StoreAdapter } from '@sessionkit/core';
-import { assertKnownKeys, redactUrl } from '@sessionkit/core';
+import type { Message, Store } from '@sessionkit/core';
+import { redactUrl } from '@sessionkit/core';
+import type { StoreAdapter } from '@sessionkit/core/adapter';
+import { assertKnownKeys } from '@sessionkit/core/adapter';
 import type { Pool, PoolConfig } from 'pg';
 import pg from 'pg';
 import { errors, wrapDriverError } from './errors.js';

@@ -16,6 +16,7 @@ import type {
   SessionInput,
   SessionSummary,
 } from '@sessionkit/core';
+import { isSessionKitError, newSessionId } from '@sessionkit/core';
 import {
   assertBranchPoint,
   assertCommitInput,
@@ -35,8 +36,6 @@ import {
   committedLineage,
   createdLineage,
   extendsHistory,
-  isSessionKitError,
-  newSessionId,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
@@ -48,7 +47,7 @@ import {
   SEARCH_TEXT_SEPARATOR,
   savedLineage,
   setOwn,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { guardPool } from './client-guard.js';
 import { type StoredCounters, throwOutOfRange } from './counters.js';

@@ -1,4 +1,4 @@
-import type { ErrorFactory } from '@sessionkit/core';
+import type { ErrorFactory } from '@sessionkit/core/adapter';
 import type { Pool, PoolClient } from 'pg';
 import { migration004 } from './migrations/004-lineage.js';
 

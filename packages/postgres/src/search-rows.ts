@@ -3,7 +3,7 @@
 // lower-cased text), so a LIKE over one row never matches across two messages and the
 // rows of a history concatenate to `searchTextOf(history)`. The title is the row at
 // seq -1 (lower-cased, no separator).
-import { searchTextOf } from '@sessionkit/core';
+import { searchTextOf } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
 
 /** Largest search row (UTF-16 units) before a new row starts; one message is never split. */

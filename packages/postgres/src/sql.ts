@@ -1,4 +1,4 @@
-import type { NormalizedListOptions } from '@sessionkit/core';
+import type { NormalizedListOptions } from '@sessionkit/core/adapter';
 
 /** A statement and its parameters. */
 export interface Statement {

@@ -1,12 +1,7 @@
 // Merge lineage (schema version 4): merge never loses data, promotions are core's
 // promotedChild, a session whose parent does not exist can be deleted.
-import {
-  type HistoryLineage,
-  isSessionKitError,
-  type Message,
-  promotedChild,
-  type SessionHeader,
-} from '@sessionkit/core';
+import { isSessionKitError, type Message } from '@sessionkit/core';
+import { type HistoryLineage, promotedChild, type SessionHeader } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { lineageOf } from '../src/lineage.js';

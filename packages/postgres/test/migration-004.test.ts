@@ -1,7 +1,7 @@
 // Schema version 4 applied to a version 3 schema holding data: search rows in the old
 // format (messages joined by a newline) are rewritten, lineage columns read as core's
 // readLineage(undefined), old sessions keep working.
-import { searchTextOf } from '@sessionkit/core';
+import { searchTextOf } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/schema.js';

@@ -1,14 +1,12 @@
 import { inspect } from 'node:util';
+import { type FullStore, isSessionKitError, openStore } from '@sessionkit/core';
 import {
   errorsFor,
-  type FullStore,
-  isSessionKitError,
   normalizeListOptions,
-  openStore,
   registerStoreAdapter,
   SEARCH_TEXT_SEPARATOR,
   searchTextOf,
-} from '@sessionkit/core';
+} from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, PostgresStore, storeAdapter } from '../src/index.js';
 import { LATEST_VERSION, MIGRATIONS } from '../src/schema.js';

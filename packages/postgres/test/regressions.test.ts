@@ -1,5 +1,6 @@
 // Regression tests: error mapping, crash safety, lock ordering, search across row cuts, timestamps.
-import { isSessionKitError, searchTextMatches, searchTextOf } from '@sessionkit/core';
+import { isSessionKitError } from '@sessionkit/core';
+import { searchTextMatches, searchTextOf } from '@sessionkit/core/adapter';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { driverErrorCode, errors, wrapDriverError } from '../src/errors.js';

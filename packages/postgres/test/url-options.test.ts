@@ -1,7 +1,8 @@
 // Store URL query parameters: schema and connect_timeout honoured, pg's documented
 // connection parameters passed on, anything else rejected naming it.
 import { randomBytes } from 'node:crypto';
-import { isSessionKitError, openStore, registerStoreAdapter } from '@sessionkit/core';
+import { isSessionKitError, openStore } from '@sessionkit/core';
+import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PostgresStore, storeAdapter } from '../src/index.js';
 import { parseStoreUrl } from '../src/url-options.js';

@@ -1,12 +1,7 @@
 // Value limits on PostgreSQL: counter results checked in the database, -0, exact
 // costUsd, __proto__ keys as data on every path, dates never read back as Invalid Date.
-import {
-  errorsFor,
-  incrementedCost,
-  isSessionKitError,
-  type JsonValue,
-  type Message,
-} from '@sessionkit/core';
+import { isSessionKitError, type JsonValue, type Message } from '@sessionkit/core';
+import { errorsFor, incrementedCost } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { postgresAvailable } from './env.js';

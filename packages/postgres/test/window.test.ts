@@ -1,10 +1,6 @@
 // Windowed history reads: edges, snapshot (never torn), cost by key range.
-import {
-  errorsFor,
-  isSessionKitError,
-  type Message,
-  normalizeMessageWindow,
-} from '@sessionkit/core';
+import { isSessionKitError, type Message } from '@sessionkit/core';
+import { errorsFor, normalizeMessageWindow } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { windowStatement } from '../src/message-window.js';

@@ -1,6 +1,6 @@
 // Index log (index.log) in-memory state: building, applying and serializing its records.
 import { randomBytes } from 'node:crypto';
-import type { ListableEntry } from '@sessionkit/core';
+import type { ListableEntry } from '@sessionkit/core/adapter';
 import { encodeFrame, FORMAT_VERSION, type IndexEntryJson, type IndexMeta } from '../layout.js';
 
 export interface IndexState {

@@ -1,8 +1,8 @@
 // Folding a session's log into a new snapshot from the stored bytes, without parsing
 // the messages.
 
-import type { HistoryLineage } from '@sessionkit/core';
-import { readLineage } from '@sessionkit/core';
+import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { readLineage } from '@sessionkit/core/adapter';
 import { type BodyPiece, spliceBodies, type TabledBody } from '../format/message-offsets.js';
 import {
   type HeaderJson,

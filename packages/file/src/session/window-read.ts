@@ -3,7 +3,7 @@
 // snapshot (through its offset table). Cost grows with the window, not the history.
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
-import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core';
+import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core/adapter';
 import { ENTRY_BYTES, tableEntry } from '../format/message-offsets.js';
 import {
   crc32,
