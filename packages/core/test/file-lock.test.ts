@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isSessionKitError } from '../src/errors.js';
-import { withFileLock } from '../src/fs/file-lock.js';
+import { isLockHolderGone, withFileLock } from '../src/fs/file-lock.js';
 import {
   deadPid,
   holdInChild,
@@ -429,5 +429,34 @@ describe('withFileLock: the breaker lock', () => {
     expect(modes).toHaveLength(1);
     if (process.platform !== 'win32') expect(modes[0]).toBe(0o600);
     expect(await fsp.readdir(dir)).toEqual([]);
+  });
+});
+
+describe('isLockHolderGone: the one liveness rule for lock files', () => {
+  const content = (info: Record<string, unknown>) =>
+    JSON.stringify({ token: 't', acquiredAt: new Date().toISOString(), ...info });
+
+  it.runIf(pidsJudged)('is true only for a dead pid of this host and pid namespace', async () => {
+    const pid = await deadPid();
+    const ours = { hostname: hostname(), pidNamespace: ourPidNamespace };
+    expect(isLockHolderGone(content({ pid, ...ours }))).toBe(true);
+    // The same dead pid, but uncertain: another host, another or no namespace, no token.
+    expect(isLockHolderGone(content({ pid, ...ours, hostname: `${hostname()}-other` }))).toBe(
+      false,
+    );
+    expect(isLockHolderGone(content({ pid, ...ours, pidNamespace: 'pid:[1]' }))).toBe(false);
+    expect(isLockHolderGone(content({ pid, hostname: hostname() }))).toBe(false);
+    expect(isLockHolderGone(JSON.stringify({ pid, ...ours }))).toBe(false);
+  });
+
+  it('is false for a live holder, this process, and anything unreadable', () => {
+    const ours = { hostname: hostname(), pidNamespace: ourPidNamespace };
+    expect(isLockHolderGone(content({ pid: process.ppid, ...ours }))).toBe(false);
+    expect(isLockHolderGone(content({ pid: process.pid, ...ours }))).toBe(false);
+    expect(isLockHolderGone(content({ pid: 0, ...ours }))).toBe(false);
+    expect(isLockHolderGone(content({ pid: -1, ...ours }))).toBe(false);
+    for (const bad of ['', '{', 'null', '[]', '{"pid":"1"}']) {
+      expect(isLockHolderGone(bad)).toBe(false);
+    }
   });
 });

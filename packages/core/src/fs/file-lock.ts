@@ -451,8 +451,24 @@ function isPidAlive(pid: number): boolean {
 function isStale(seen: SeenLock, staleMs: number): boolean {
   const age = Date.now() - seen.mtimeMs;
   if (age > staleMs) return true;
-  const info = seen.info;
-  if (!info || info.hostname !== ownHostname()) return false;
+  return seen.info !== undefined && holderIsGone(seen.info);
+}
+
+/**
+ * True only when the lock file's content (as `withFileLock` writes it: JSON with `pid`,
+ * `hostname`, `token` and, on Linux, `pidNamespace`) names a process that certainly no
+ * longer runs: same host, same pid namespace, not this process, and `kill(pid, 0)` fails
+ * with `ESRCH`. Anything unreadable, foreign or uncertain is `false` — the caller then
+ * waits for the lock's age instead. This is the one liveness rule for every lock file a
+ * sessionkit adapter writes; it never throws.
+ */
+export function isLockHolderGone(lockContent: string): boolean {
+  const info = parseInfo(lockContent);
+  return info !== undefined && holderIsGone(info);
+}
+
+function holderIsGone(info: FileLockInfo): boolean {
+  if (info.hostname !== ownHostname()) return false;
   // A container sharing our hostname (or a lock of an older version, without the field) may
   // number its processes differently: a pid we cannot see may be alive there.
   const ns = ownPidNamespace();
