@@ -11,6 +11,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@sessionkit\/core$/, replacement: src('../packages/core/src/index.ts') },
+      {
+        find: /^@sessionkit\/core\/adapter$/,
+        replacement: src('../packages/core/src/adapter.ts'),
+      },
       { find: /^@sessionkit\/memory$/, replacement: src('../packages/memory/src/index.ts') },
     ],
   },

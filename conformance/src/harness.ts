@@ -113,6 +113,9 @@ export function validateInitializer(init: unknown): void {
   if (i.timeoutMs !== undefined && (typeof i.timeoutMs !== 'number' || !(i.timeoutMs > 0))) {
     throw new TypeError(`${where}: "timeoutMs" must be a positive number`);
   }
+  validateFaults(where, i.faults);
+  if (i.openUrl !== undefined && typeof i.openUrl !== 'function')
+    throw new TypeError(`${where}: "openUrl" must be a function returning a store URL`);
   const known = [
     'name',
     'create',
@@ -123,10 +126,27 @@ export function validateInitializer(init: unknown): void {
     'timeoutMs',
     'probes',
     'faults',
+    'openUrl',
   ];
   for (const key of Object.keys(i)) {
     if (!known.includes(key))
       throw new TypeError(`${where} has an unknown key "${key}" (known: ${known.join(', ')})`);
+  }
+}
+
+function validateFaults(where: string, faults: unknown): void {
+  if (faults === undefined) return;
+  if (typeof faults !== 'object' || faults === null)
+    throw new TypeError(`${where}: "faults" must be an object`);
+  const f = faults as Record<string, unknown>;
+  for (const key of ['damageIndex', 'corruptSession']) {
+    if (f[key] !== undefined && typeof f[key] !== 'function')
+      throw new TypeError(`${where}: "faults.${key}" must be a function`);
+  }
+  for (const key of ['indexDamageKinds', 'corruptionKinds']) {
+    const n = f[key];
+    if (n !== undefined && (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1))
+      throw new TypeError(`${where}: "faults.${key}" must be a positive integer, got ${String(n)}`);
   }
 }
 

@@ -20,6 +20,12 @@ export interface ConformanceInitializer<S extends Store = Store> {
    * both instances. The suite closes it.
    */
   createPeer?(store: S): Promise<S> | S;
+  /**
+   * A store URL for core's `openStore`, naming fresh, empty data that every store opened
+   * from the same URL shares (`memory:NAME`, `file:/tmp/x`, a database with a fresh schema).
+   * The adapter must be registered (importing it usually does). Enables the open-store spec.
+   */
+  openUrl?(): string | Promise<string>;
   /** Called after each test with the store from `create()` (already closed): drop its data. */
   destroy?(store: S): Promise<void> | void;
   /** Once before the suite (start servers, create databases). */
@@ -41,9 +47,21 @@ export interface ConformanceInitializer<S extends Store = Store> {
    */
   faults?: {
     /** Make the listing index of `id` wrong or missing (the authoritative data stays). */
-    damageIndex?(store: S, id: string): Promise<void> | void;
+    damageIndex?(store: S, id: string, kind: number): Promise<void> | void;
+    /**
+     * How many distinct kinds of index damage `damageIndex` can do (a stale entry, a missing
+     * one, a wrong parent–child link …), called with `kind` 0 … n − 1; the Repairer spec
+     * repairs each. Default 1. The damaged session has a parent and a child of its own.
+     */
+    indexDamageKinds?: number;
     /** Make the authoritative data of `id` unreadable. */
-    corruptSession?(store: S, id: string): Promise<void> | void;
+    corruptSession?(store: S, id: string, kind: number): Promise<void> | void;
+    /**
+     * How many distinct ways `corruptSession` can make a session unreadable (a torn header,
+     * a wrong type, a bad date …), called with `kind` 0 … n − 1; the Repairer spec meets
+     * each one. Default 1.
+     */
+    corruptionKinds?: number;
   };
 }
 
@@ -75,6 +93,7 @@ export const SPEC_NAMES = [
   'search',
   'message-window',
   'model',
+  'open-store',
 ] as const;
 
 export type SpecName = (typeof SPEC_NAMES)[number];

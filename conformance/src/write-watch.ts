@@ -50,8 +50,10 @@ export class WriteWatch {
         const value = Reflect.get(target, key, receiver);
         if (typeof value !== 'function') return value;
         const method = value as (...args: unknown[]) => unknown;
-        if (typeof key !== 'string' || !WRITES.has(key)) return method.bind(target);
-        return (...args: unknown[]) => this.#write(target, key, method, args);
+        if (typeof key !== 'string' || key === 'close') return method.bind(target);
+        if (WRITES.has(key)) return (...args: unknown[]) => this.#write(target, key, method, args);
+        if (!this.probe) return method.bind(target);
+        return (...args: unknown[]) => this.#probed(target, key, () => method.apply(target, args));
       },
     });
   }
@@ -62,13 +64,30 @@ export class WriteWatch {
     this.#started++;
     let result: unknown;
     try {
-      result = await method.apply(store, args);
+      result = await this.#probed(store, name, () => method.apply(store, args));
     } finally {
       this.#inFlight--;
     }
     if (this.#inFlight === 0 && !this.faulted) {
       const ids = [...before, ...touchedAfter(name, args, result)];
       await this.#check(store, name, [...new Set(ids)]);
+    }
+    return result;
+  }
+
+  /**
+   * Runs one call and checks the probe kept its promise: a counter that only ever grows.
+   * A probe that goes down would let the body-read tests pass a store that reads bodies.
+   */
+  async #probed(store: Store, name: string, call: () => unknown): Promise<unknown> {
+    if (!this.probe) return call();
+    const before = await this.probe(store);
+    const result = await call();
+    const after = await this.probe(store);
+    if (after < before) {
+      throw new Error(
+        `probes.messageBodyReads went down from ${before} to ${after} during ${name}(): the probe must count every message-body read and never decrease`,
+      );
     }
     return result;
   }
@@ -203,12 +222,14 @@ export function watchedInitializer(
   }
   if (init.faults) {
     const faults: NonNullable<ConformanceInitializer['faults']> = {};
-    for (const [name, fn] of Object.entries(init.faults)) {
-      if (typeof fn !== 'function') continue;
-      (faults as Record<string, unknown>)[name] = (store: Store, id: string) => {
-        watch.faulted = true;
-        return fn(store, id);
-      };
+    for (const [name, value] of Object.entries(init.faults)) {
+      (faults as Record<string, unknown>)[name] =
+        typeof value === 'function'
+          ? (...args: unknown[]) => {
+              watch.faulted = true;
+              return (value as (...a: unknown[]) => unknown)(...args);
+            }
+          : value;
     }
     out.faults = faults;
   }

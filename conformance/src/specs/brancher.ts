@@ -300,7 +300,8 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
       await store.commit(c.id, { append: turn(1), increment: { tokenCount: 6 } });
       await store.commit(p.id, { increment: { tokenCount: 6 } });
       const before = await store.load(p.id);
-      await expectCode(store.merge(c.id), 'invalid_argument');
+      const tokenError = await expectCode(store.merge(c.id), 'invalid_argument');
+      expect(tokenError.message).toContain('tokenCount');
       expect(await store.load(p.id)).toEqual(before);
       const half = Number.MAX_VALUE / 2;
       const q = await createSession(ctx, { messages: turns(1), costUsd: half });
@@ -308,8 +309,27 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
       await store.commit(d.id, { increment: { costUsd: half } });
       await store.commit(q.id, { patch: { costUsd: Number.MAX_VALUE } });
       const qBefore = await store.load(q.id);
-      await expectCode(store.merge(d.id), 'invalid_argument');
+      const costError = await expectCode(store.merge(d.id), 'invalid_argument');
+      expect(costError.message).toContain('costUsd');
       expect(await store.load(q.id)).toEqual(qBefore);
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.test(
+    'a merge into a parent whose counters did not change gives it the branch counters exactly',
+    async (ctx) => {
+      // DESIGN: the parent ends with its own counters plus what the branch added. With
+      // the parent unchanged that is the branch's value itself, not base + (child − base),
+      // which floating point rounds (0.2 + (0.9 − 0.2) is 0.8999999999999999).
+      const store = ctx.store as Store & Brancher & Committer;
+      const p = await createSession(ctx, { messages: turns(1), costUsd: 0.2, tokenCount: 5 });
+      const c = await store.branch(p.id, 2);
+      await store.commit(c.id, { append: turn(1), patch: { costUsd: 0.9, tokenCount: 7 } });
+      const merged = await store.merge(c.id);
+      expect(merged.costUsd).toBe(0.9);
+      expect(merged.tokenCount).toBe(7);
+      expect((await store.load(p.id)).costUsd).toBe(0.9);
     },
     { requires: ['Committer'] },
   );

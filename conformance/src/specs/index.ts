@@ -4,12 +4,14 @@ import { badIdSweepSpec, badInputSpec } from './bad-input.js';
 import { brancherSpec } from './brancher.js';
 import { committerSpec } from './committer.js';
 import { concurrencySpec } from './concurrency.js';
+import { errorMessageSpec } from './error-messages.js';
 import { eventLogSpec } from './event-log.js';
 import { historyReaderSpec } from './history-reader.js';
 import { storeListingSpec } from './listing.js';
 import { mergeSpec } from './merge.js';
 import { messageWindowSpec } from './message-window.js';
 import { modelBasedSpec } from './model-based.js';
+import { openStoreSpec } from './open-store.js';
 import { prunerSpec } from './pruner.js';
 import { repairerSpec } from './repairer.js';
 import { runtimeStatusSpec } from './runtime-status.js';
@@ -29,13 +31,14 @@ export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
   'event-log': eventLogSpec,
   pruner: prunerSpec,
   repairer: repairerSpec,
-  'bad-input': [...badInputSpec, ...badIdSweepSpec],
+  'bad-input': [...badInputSpec, ...badIdSweepSpec, ...errorMessageSpec],
   concurrency: concurrencySpec,
   merge: mergeSpec,
   'value-limits': valueLimitsSpec,
   search: searchSpec,
   'message-window': messageWindowSpec,
   model: modelBasedSpec,
+  'open-store': openStoreSpec,
 };
 
 /** Human titles used in `describe` blocks. */
@@ -56,4 +59,5 @@ export const SPEC_TITLES: Record<SpecName, string> = {
   search: 'search',
   'message-window': 'HistoryReader: windows',
   model: 'model-based',
+  'open-store': 'openStore(url)',
 };

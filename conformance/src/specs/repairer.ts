@@ -1,4 +1,4 @@
-import type { Committer, Repairer, RepairReport, Store } from '@sessionkit/core';
+import type { Committer, Repairer, RepairReport, Session, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, listAll, turn, turns } from './util.js';
@@ -38,30 +38,55 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
     },
   );
 
-  t.test('repair rebuilds a damaged index entry from the authoritative data', async (ctx) => {
-    const damage = ctx.init.faults?.damageIndex;
-    if (!damage) return ctx.skip('needs faults.damageIndex');
-    const store = ctx.store as R;
-    const folder = ctx.folder();
-    const a = await createSession(ctx, { folder, title: 'alpha', messages: turns(2) });
-    const b = await createSession(ctx, { folder, title: 'beta', messages: turns(1) });
-    if (typeof (store as Partial<Committer>).commit === 'function') {
-      await (store as R & Committer).commit(b.id, {
-        append: turn(5),
-        patch: { title: 'beta two' },
-      });
-    }
-    const expected = await listAll(store, folder);
-    await damage(store, b.id);
-    const report = await store.repair();
-    expectReportShape(report);
-    expect(report.indexEntriesFixed).toBeGreaterThanOrEqual(1);
-    expect(await listAll(store, folder)).toEqual(expected);
-    expect((await store.list({ folder, query: 'beta two' })).map((s) => s.id)).toEqual(
-      expected.some((s) => s.title === 'beta two') ? [b.id] : [],
-    );
-    expect((await store.load(a.id)).messages).toEqual(turns(2));
-  });
+  t.test(
+    'repair rebuilds every kind of damaged index entry from the authoritative data',
+    async (ctx) => {
+      const damage = ctx.init.faults?.damageIndex;
+      if (!damage) return ctx.skip('needs faults.damageIndex');
+      const store = ctx.store as R;
+      const kinds = ctx.init.faults?.indexDamageKinds ?? 1;
+      for (let kind = 0; kind < kinds; kind++) {
+        const folder = ctx.folder();
+        const parent = await createSession(ctx, { folder, title: 'alpha', messages: turns(2) });
+        const b = await createSession(ctx, {
+          folder,
+          title: 'beta',
+          messages: turns(1),
+          parentId: parent.id,
+          branchedAtTurn: 1,
+        });
+        const grandchild = await createSession(ctx, { folder, parentId: b.id, branchedAtTurn: 0 });
+        const sibling = await createSession(ctx, { folder, title: 'gamma' });
+        if (typeof (store as Partial<Committer>).commit === 'function') {
+          await (store as R & Committer).commit(b.id, {
+            append: turn(5),
+            patch: { title: 'beta two' },
+          });
+        }
+        const expected = await listAll(store, folder, { includeArchived: true });
+        const loaded = await Promise.all(
+          [parent, b, grandchild, sibling].map((s) => store.load(s.id)),
+        );
+        await damage(store, b.id, kind);
+        const report = await store.repair();
+        expectReportShape(report);
+        const where = `index damage of kind ${kind}`;
+        expect(report.indexEntriesFixed, where).toBeGreaterThanOrEqual(1);
+        expect(report.skippedCorrupt, where).toEqual([]);
+        expect(await listAll(store, folder, { includeArchived: true }), where).toEqual(expected);
+        const after = await Promise.all(
+          [parent, b, grandchild, sibling].map((s) => store.load(s.id)),
+        );
+        expect(after, where).toEqual(loaded);
+        const title = expected.find((s) => s.id === b.id)?.title ?? '';
+        expect(
+          (await store.list({ folder, query: title })).map((s) => s.id),
+          where,
+        ).toEqual([b.id]);
+        expect((await store.repair()).indexEntriesFixed, where).toBe(0);
+      }
+    },
+  );
 
   t.test('repair reports every unreadable session and lists the rest as loaded', async (ctx) => {
     // DESIGN: repair() → report of sessions rebuilt, skipped as corrupt, and index entries
@@ -75,9 +100,13 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
     for (let i = 0; i < 3; i++) {
       kids.push(await createSession(ctx, { folder, parentId: parent.id, branchedAtTurn: 0 }));
     }
+    // One unreadable session per kind of damage, and at least three.
+    const kinds = ctx.init.faults?.corruptionKinds ?? 1;
     const bad = [];
-    for (let i = 0; i < 14; i++) bad.push(await createSession(ctx, { folder, messages: turns(1) }));
-    for (const s of bad) await corrupt(store, s.id);
+    for (let i = 0; i < Math.max(kinds, 3); i++) {
+      bad.push(await createSession(ctx, { folder, messages: turns(1) }));
+    }
+    for (const [i, s] of bad.entries()) await corrupt(store, s.id, i % kinds);
     const report = await store.repair();
     expectReportShape(report);
     expect(report.skippedCorrupt.map((c) => c.id).sort()).toEqual(bad.map((s) => s.id).sort());
@@ -105,7 +134,7 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
     const folder = ctx.folder();
     const good = await createSession(ctx, { folder, messages: turns(1) });
     const bad = await createSession(ctx, { folder, messages: turns(1) });
-    await corrupt(store, bad.id);
+    await corrupt(store, bad.id, 0);
     const report = await store.repair();
     expectReportShape(report);
     expect(report.skippedCorrupt.map((c) => c.id)).toContain(bad.id);
@@ -115,5 +144,48 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
     expect((await store.load(good.id)).messages).toEqual(turns(1));
     await expectCode(store.load(bad.id), 'corrupt');
     expect((await listAll(store, folder)).map((s) => s.id)).toContain(good.id);
+  });
+
+  t.test('deleting a parent promotes its readable children past unreadable ones', async (ctx) => {
+    // DESIGN: delete promotes children; a corrupt session can still be deleted. A corrupt
+    // child must neither block its parent's delete nor stop its siblings' promotion.
+    const corrupt = ctx.init.faults?.corruptSession;
+    if (!corrupt) return ctx.skip('needs faults.corruptSession');
+    const store = ctx.store as R;
+    const kinds = ctx.init.faults?.corruptionKinds ?? 1;
+    for (let kind = 0; kind < kinds; kind++) {
+      const folder = ctx.folder();
+      const root = await createSession(ctx, { folder, messages: turns(2) });
+      const parent = await createSession(ctx, {
+        folder,
+        messages: turns(2),
+        parentId: root.id,
+        branchedAtTurn: 2,
+      });
+      const kids = [];
+      for (let i = 0; i < 3; i++) {
+        kids.push(await createSession(ctx, { folder, parentId: parent.id, branchedAtTurn: 1 }));
+      }
+      const [readableA, unreadable, readableB] = kids as [Session, Session, Session];
+      await corrupt(store, unreadable.id, kind);
+      const where = `corruption of kind ${kind}`;
+      await store.delete(parent.id);
+      await expectCode(store.load(parent.id), 'not_found');
+      for (const kid of [readableA, readableB]) {
+        const promoted = await store.load(kid.id);
+        expect(promoted.parentId, where).toBe(root.id);
+        expect(promoted.branchedAtTurn, where).toBe(1);
+      }
+      const rootChildren = (await store.load(root.id)).children;
+      for (const kid of [readableA, readableB]) expect(rootChildren, where).toContain(kid.id);
+      await expectCode(store.load(unreadable.id), 'corrupt');
+      await store.delete(unreadable.id);
+      await expectCode(store.load(unreadable.id), 'not_found');
+      const report = await store.repair();
+      expect(report.skippedCorrupt, where).toEqual([]);
+      expect((await store.load(root.id)).children, where).toEqual(
+        [readableA.id, readableB.id].sort(),
+      );
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   type Message,
   type Session,
   type SessionInput,
+  type SessionKitError,
   type SessionSummary,
   type Store,
 } from '@sessionkit/core';
@@ -25,8 +26,11 @@ export function turns(n: number, tag = 't'): Message[] {
   return Array.from({ length: n }, (_, i) => turn(i, tag)).flat();
 }
 
-/** Awaits `promise` and asserts it rejects with a `SessionKitError` of `code`. */
-export async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+/** Awaits `promise`, asserts it rejects with a `SessionKitError` of `code`, returns the error. */
+export async function expectCode(
+  promise: Promise<unknown>,
+  code: ErrorCode,
+): Promise<SessionKitError> {
   let result: unknown;
   try {
     result = await promise;
@@ -36,7 +40,7 @@ export async function expectCode(promise: Promise<unknown>, code: ErrorCode): Pr
       throw new Error(`expected a SessionKitError with code "${code}", got ${got}`);
     }
     expect(e.message).toMatch(/^\[sessionkit\/[a-z0-9-]+\] /);
-    return;
+    return e;
   }
   throw new Error(
     `expected a SessionKitError with code "${code}", but the call succeeded with ${preview(result)}`,

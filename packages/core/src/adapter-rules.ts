@@ -116,6 +116,7 @@ export function runtimeStatusText(errors: ErrorFactory, id: unknown, status: unk
   assertId(errors, id);
   assertJsonValue(errors, status, 'runtime status');
   const text = JSON.stringify(status);
+  // Stryker disable next-line StringLiteral: equivalent — UTF-8 is byteLength's default.
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_RUNTIME_STATUS_BYTES) {
     throw errors.tooLarge(id, 'runtime status', bytes, MAX_RUNTIME_STATUS_BYTES);

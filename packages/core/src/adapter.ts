@@ -19,6 +19,7 @@ export { applyCommit } from './helpers/commit-turn.js';
 export { assertPageSize } from './helpers/paging.js';
 export * from './history-lineage.js';
 export { assertJsonValue, jsonByteLength } from './json-value.js';
+export { readLineage } from './lineage-record.js';
 export * from './message-window.js';
 export { registerStoreAdapter, type StoreAdapter } from './open-store.js';
 export {

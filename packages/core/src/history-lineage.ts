@@ -45,35 +45,6 @@ export function rootLineage(): HistoryLineage {
   return { rewrites: 0 };
 }
 
-/**
- * A stored lineage, checked; `undefined`, `null` or a malformed value (sessions stored
- * before lineage existed) reads as `{rewrites: 0}` with no base: such a child merges when
- * its parent has not rewritten since lineage was recorded, and gives the parent its own
- * counters.
- */
-export function readLineage(value: unknown): HistoryLineage {
-  if (typeof value !== 'object' || value === null) return rootLineage();
-  const v = value as { rewrites?: unknown; base?: unknown };
-  const rewrites = Number.isSafeInteger(v.rewrites) ? (v.rewrites as number) : 0;
-  const b = v.base as Partial<MergeBase> | undefined | null;
-  if (typeof b !== 'object' || b === null) return { rewrites };
-  const base: MergeBase = {
-    parentRewrites: Number.isSafeInteger(b.parentRewrites) ? (b.parentRewrites as number) : 0,
-    ownRewrites: Number.isSafeInteger(b.ownRewrites) ? (b.ownRewrites as number) : -1,
-  };
-  const c = b.counters;
-  if (
-    typeof c === 'object' &&
-    c !== null &&
-    typeof c.tokenCount === 'number' &&
-    typeof c.costUsd === 'number' &&
-    typeof c.turnCount === 'number'
-  ) {
-    base.counters = { tokenCount: c.tokenCount, costUsd: c.costUsd, turnCount: c.turnCount };
-  }
-  return { rewrites, base };
-}
-
 function countersOf(h: Pick<SessionHeader, 'tokenCount' | 'costUsd' | 'turnCount'>) {
   return { tokenCount: h.tokenCount, costUsd: h.costUsd, turnCount: h.turnCount };
 }
@@ -116,6 +87,7 @@ export function committedLineage(
   lineage: HistoryLineage,
   input: Pick<CommitInput<unknown>, 'replace'>,
 ): HistoryLineage {
+  // Stryker disable next-line ArithmeticOperator: equivalent — rewrites is only compared for equality with a copy taken earlier, and a step of −1 tells the same states apart as +1.
   return input.replace === undefined ? lineage : { ...lineage, rewrites: lineage.rewrites + 1 };
 }
 
@@ -124,6 +96,7 @@ export function committedLineage(
  * (`extendsHistory`).
  */
 export function savedLineage(lineage: HistoryLineage, extended: boolean): HistoryLineage {
+  // Stryker disable next-line ArithmeticOperator: equivalent — rewrites is only compared for equality with a copy taken earlier, and a step of −1 tells the same states apart as +1.
   return extended ? lineage : { ...lineage, rewrites: lineage.rewrites + 1 };
 }
 
@@ -137,7 +110,9 @@ export function extendsHistory(
   next: readonly unknown[],
   storedIsJson = false,
 ): boolean {
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral,EqualityOperator: equivalent — a shorter `next` fails the element comparison below anyway.
   if (next.length < stored.length) return false;
+  // Stryker disable next-line EqualityOperator: equivalent — one more step compares undefined with undefined, or an appended message the count already tells apart.
   for (let i = 0; i < stored.length; i++) {
     const before = storedIsJson ? (stored[i] as string) : JSON.stringify(stored[i]);
     if (before !== JSON.stringify(next[i])) return false;
@@ -158,7 +133,22 @@ export interface MergePlan {
 }
 
 /**
- * The merge rule. Throws `invalid_argument` when the child has no parent, and
+ * The id of the session `child` merges into: its `parentId`. Throws `invalid_argument`
+ * when it has none (a root, or a branch promoted to a root by a delete) — call it before
+ * reading the parent.
+ */
+export function parentToMergeInto(
+  errors: ErrorFactory,
+  child: Pick<SessionHeader, 'id' | 'parentId'>,
+): string {
+  if (child.parentId === undefined) {
+    throw errors.invalid(`merge: session "${child.id}" has no parent to merge into`, child.id);
+  }
+  return child.parentId;
+}
+
+/**
+ * The merge rule (the child's parent comes from `parentToMergeInto`). Throws
  * `merge_diverged` (write nothing) when the parent's history changed after the branch
  * point: it has more or fewer messages than the child's `branchedAtTurn` (absent counts
  * as 0), or it was rewritten since the child's base. Otherwise returns the parent's new
@@ -175,9 +165,6 @@ export function planMerge(
   now: Date = new Date(),
 ): MergePlan {
   const childId = child.header.id;
-  if (child.header.parentId === undefined) {
-    throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
-  }
   const at = child.header.branchedAtTurn ?? 0;
   const base = child.lineage.base ?? { parentRewrites: 0, ownRewrites: 0 };
   const parentId = parent.header.id;
@@ -214,7 +201,8 @@ export function planMerge(
   };
   const childRewrote = child.lineage.rewrites !== base.ownRewrites;
   const lineage: HistoryLineage = childRewrote
-    ? { ...parent.lineage, rewrites: parent.lineage.rewrites + 1 }
+    ? // Stryker disable next-line ArithmeticOperator: equivalent — rewrites is only compared for equality with a copy taken earlier, and a step of −1 tells the same states apart as +1.
+      { ...parent.lineage, rewrites: parent.lineage.rewrites + 1 }
     : parent.lineage;
   return { header, lineage };
 }
@@ -234,9 +222,12 @@ export function mergedCounter(
   child: number,
   base: number,
 ): number {
+  // Stryker disable next-line ConditionalExpression: equivalent — parent + (base − base) is exactly parent; the shortcut only says so.
   if (child === base) return parent;
+  // Exact: base + (child − base) may round away from child.
   if (parent === base) return child;
-  const value = Math.max(0, parent + (child - base)) + 0;
+  // Math.max(0, −0) is +0, so no −0 is ever stored.
+  const value = Math.max(0, parent + (child - base));
   const ok = field === 'costUsd' ? Number.isFinite(value) : Number.isSafeInteger(value);
   if (!ok) {
     throw errors.invalid(

@@ -8,12 +8,13 @@ import {
   extendsHistory,
   type HistoryLineage,
   mergedCounter,
+  parentToMergeInto,
   planMerge,
   promotedChild,
-  readLineage,
   rootLineage,
   savedLineage,
 } from '../src/history-lineage.js';
+import { readLineage } from '../src/lineage-record.js';
 import { codeOfCall as codeOf } from './fixtures/codes.js';
 
 const errors = errorsFor('test');
@@ -157,19 +158,6 @@ describe('planMerge', () => {
     ).toBe('merge_diverged');
   });
 
-  it('a child without a parent is invalid_argument', () => {
-    const root = { header: header('r'), lineage: rootLineage() };
-    expect(
-      codeOf(() =>
-        planMerge(
-          errors,
-          { header: parentHeader, lineage: { rewrites: 0 }, messageCount: 0 },
-          root,
-        ),
-      ),
-    ).toBe('invalid_argument');
-  });
-
   it('a branch that rewrote its own history rewrites the parent', () => {
     const rewritten = { ...child, lineage: { rewrites: 1, base } };
     const plan = planMerge(
@@ -266,5 +254,12 @@ describe('promotedChild', () => {
       lineage: rootLineage(),
     });
     expect(cycle.header.parentId).toBeUndefined();
+  });
+});
+
+describe('parentToMergeInto', () => {
+  it('returns the parent id, and rejects a session without one as invalid_argument', () => {
+    expect(parentToMergeInto(errors, { id: 'c', parentId: 'p' })).toBe('p');
+    expect(codeOf(() => parentToMergeInto(errors, { id: 'c' }))).toBe('invalid_argument');
   });
 });

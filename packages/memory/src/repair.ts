@@ -11,11 +11,10 @@ import { recordProblem } from './record-check.js';
  * `indexEntriesFixed` counts index and tree entries added, corrected or removed.
  */
 export function rebuildIndex(backend: MemoryBackend): RepairReport {
-  const b = backend;
   const index = new Map<string, IndexEntry>();
   const tree = new Map<string, Set<string>>();
   const skippedCorrupt: RepairReport['skippedCorrupt'] = [];
-  for (const [id, record] of b.records) {
+  for (const [id, record] of backend.records) {
     const problem = recordProblem(id, record);
     if (problem !== undefined) {
       skippedCorrupt.push({ id, reason: problem });
@@ -23,33 +22,23 @@ export function rebuildIndex(backend: MemoryBackend): RepairReport {
     }
     index.set(id, indexEntryOf(record));
     const parentId = record.header.parentId;
-    if (parentId !== undefined) {
-      let set = tree.get(parentId);
-      if (!set) {
-        set = new Set();
-        tree.set(parentId, set);
-      }
-      set.add(id);
-    }
+    if (parentId !== undefined) tree.set(parentId, (tree.get(parentId) ?? new Set()).add(id));
   }
-  let fixed = 0;
-  for (const [id, entry] of index) {
-    if (!isDeepStrictEqual(b.index.get(id), entry)) fixed++;
-  }
-  for (const id of b.index.keys()) if (!index.has(id)) fixed++;
-  for (const [id, set] of tree) {
-    if (!sameIds(b.childrenOf.get(id), set)) fixed++;
-  }
-  for (const id of b.childrenOf.keys()) if (!tree.has(id)) fixed++;
-  b.index.clear();
-  for (const [id, entry] of index) b.index.set(id, entry);
-  b.childrenOf.clear();
-  for (const [id, set] of tree) b.childrenOf.set(id, set);
+  const fixed = replaceEntries(backend.index, index) + replaceEntries(backend.childrenOf, tree);
   return { rebuilt: index.size, skippedCorrupt, indexEntriesFixed: fixed };
 }
 
-function sameIds(a: Set<string> | undefined, b: Set<string>): boolean {
-  if (!a || a.size !== b.size) return false;
-  for (const id of b) if (!a.has(id)) return false;
-  return true;
+/**
+ * Makes `target` hold exactly the entries of `rebuilt`; returns how many entries were
+ * added, changed or removed (0 when `target` was already right).
+ */
+function replaceEntries<V>(target: Map<string, V>, rebuilt: Map<string, V>): number {
+  let changed = 0;
+  for (const [key, value] of rebuilt) {
+    if (!isDeepStrictEqual(target.get(key), value)) changed++;
+  }
+  for (const key of target.keys()) if (!rebuilt.has(key)) changed++;
+  target.clear();
+  for (const [key, value] of rebuilt) target.set(key, value);
+  return changed;
 }
