@@ -38,7 +38,12 @@ if (!process.argv.includes('--score-only')) {
     {
       cwd: root,
       stdio: 'inherit',
-      env: { ...process.env, FORCE_COLOR: '0' },
+      // A fixed seed for the model-based spec, so two runs measure the same suite.
+      env: {
+        ...process.env,
+        FORCE_COLOR: '0',
+        SESSIONKIT_MODEL_SEED: process.env.SESSIONKIT_MODEL_SEED || '20261130',
+      },
       // A safety net over Stryker's own per-mutant timeouts: the run is bounded.
       timeout: Number(process.env.SESSIONKIT_MUTATION_TIMEOUT_MS || 40 * 60_000),
       killSignal: 'SIGKILL',

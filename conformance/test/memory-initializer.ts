@@ -57,6 +57,9 @@ const CORRUPTIONS: ((records: Map<string, unknown>, id: string, record: Raw) => 
   (records, id) => {
     records.set(id, null);
   },
+  (records, id) => {
+    records.set(id, 'not a record');
+  },
 ];
 
 /** Ways the listing index and the derived tree of a session can be wrong. */
@@ -89,6 +92,12 @@ const INDEX_DAMAGE: ((backend: MemoryBackend, id: string) => void)[] = [
     );
     b.childrenOf.set(other!, new Set([...(b.childrenOf.get(other!) ?? []), id]));
     b.childrenOf.set(id, new Set([...(b.childrenOf.get(id) ?? []), id]));
+  },
+  // Entries of a session that does not exist: a listing row and a parent–child link.
+  (b, id) => {
+    const ghost = `${id}-ghost`;
+    b.index.set(ghost, { ...b.index.get(id)!, id: ghost, folder: '/nowhere' });
+    b.childrenOf.set(ghost, new Set([id]));
   },
 ];
 

@@ -152,6 +152,10 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
         branchedAtTurn: 2,
       });
     }
+    // A branch is a new session: it starts with a new session's status, whatever the
+    // parent's (DESIGN: status defaults to "active"; the parent's is its own).
+    const waiting = await createSession(ctx, { messages: turns(1), status: 'waiting' });
+    expect((await brancher(ctx.store).branch(waiting.id, 1)).status).toBe('active');
     const plain = await createSession(ctx, { messages: turns(1) });
     const plainChild = await brancher(ctx.store).branch(plain.id, 0);
     expect(plainChild.mode ?? undefined).toBeUndefined();
@@ -312,6 +316,12 @@ export const brancherSpec = defineSpec('brancher', 'Brancher', (t) => {
       const costError = await expectCode(store.merge(d.id), 'invalid_argument');
       expect(costError.message).toContain('costUsd');
       expect(await store.load(q.id)).toEqual(qBefore);
+      const r = await createSession(ctx, { messages: turns(1), turnCount: max - 1 });
+      const e = await store.branch(r.id, 2);
+      await store.commit(e.id, { increment: { turnCount: 1 } });
+      await store.commit(r.id, { increment: { turnCount: 1 } });
+      const turnError = await expectCode(store.merge(e.id), 'invalid_argument');
+      expect(turnError.message).toContain('turnCount');
     },
     { requires: ['Committer'] },
   );

@@ -6,7 +6,7 @@ import type { Capability, FullStore } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { type Seed, seedStore } from './bad-input.js';
-import { expectCode } from './util.js';
+import { expectCode, turns } from './util.js';
 
 interface NamedArgumentCase {
   /** The rejected call, in words. */
@@ -129,6 +129,18 @@ const CASES: NamedArgumentCase[] = [
     call: (s) => s.follow('telegram', NUL, 'tui'),
   },
   {
+    name: 'follow a target holding a NUL',
+    capability: 'SessionRouter',
+    argument: 'target',
+    call: (s) => s.follow('telegram', 'c', NUL),
+  },
+  {
+    name: 'resolve with a NUL in the liveSessionId',
+    capability: 'SessionRouter',
+    argument: 'liveSessionId',
+    call: (s) => s.resolve('telegram', 'c', '', NUL),
+  },
+  {
     name: 'follow a malformed target',
     capability: 'SessionRouter',
     argument: 'target',
@@ -162,4 +174,27 @@ export const errorMessageSpec = defineSpec('bad-input', 'Store', (t) => {
       },
     );
   }
+
+  t.test('an error about one session carries its id in sessionId', async (ctx) => {
+    // SessionKitError's documented field: `sessionId`, when the error is about one session.
+    const store = ctx.store as FullStore;
+    const missing = ctx.id();
+    expect((await expectCode(store.load(missing), 'not_found')).sessionId).toBe(missing);
+    const seed = await seedStore(store, ctx.id(), ctx.folder());
+    const stale = { ...(await store.load(seed.session.id)), revision: 99 };
+    expect((await expectCode(store.save(stale), 'conflict')).sessionId).toBe(seed.session.id);
+    expect((await expectCode(store.create(seed.session), 'exists')).sessionId).toBe(
+      seed.session.id,
+    );
+  });
+
+  t.testFor('Brancher', 'a merge_diverged carries the child id in sessionId', async (ctx) => {
+    const store = ctx.store as FullStore;
+    const parent = await store.create({ id: ctx.id(), folder: ctx.folder(), messages: turns(1) });
+    const child = await store.branch(parent.id, 1);
+    await store.save({ ...(await store.load(parent.id)), messages: turns(2) });
+    const error = await expectCode(store.merge(child.id), 'merge_diverged');
+    expect(error.sessionId).toBe(child.id);
+    expect(error.message).toContain(child.id);
+  });
 });

@@ -84,6 +84,11 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
           where,
         ).toEqual([b.id]);
         expect((await store.repair()).indexEntriesFixed, where).toBe(0);
+        // Nothing but stored sessions is listed, in any folder: every summary loads.
+        const everywhere = await store.list({ includeArchived: true, limit: 1000 });
+        for (const summary of everywhere) {
+          expect((await store.load(summary.id)).id, where).toBe(summary.id);
+        }
       }
     },
   );
@@ -164,7 +169,14 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
       });
       const kids = [];
       for (let i = 0; i < 3; i++) {
-        kids.push(await createSession(ctx, { folder, parentId: parent.id, branchedAtTurn: 1 }));
+        kids.push(
+          await createSession(ctx, {
+            folder,
+            messages: turns(1),
+            parentId: parent.id,
+            branchedAtTurn: 1,
+          }),
+        );
       }
       const [readableA, unreadable, readableB] = kids as [Session, Session, Session];
       await corrupt(store, unreadable.id, kind);

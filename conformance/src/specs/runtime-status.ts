@@ -57,10 +57,13 @@ export const runtimeStatusSpec = defineSpec('runtime-status', 'RuntimeStatusStor
       await store.saveRuntimeStatus(s.id, max);
       expect(await store.loadRuntimeStatus(s.id)).toBe(max);
       await store.saveRuntimeStatus(s.id, { small: true });
-      await expectCode(
+      const tooLarge = await expectCode(
         store.saveRuntimeStatus(s.id, statusOfBytes(MAX_RUNTIME_STATUS_BYTES + 1)),
         'too_large',
       );
+      // A too_large names what was too large and the session.
+      expect(tooLarge.message).toContain('status');
+      expect(tooLarge.message).toContain(s.id);
       expect(await store.loadRuntimeStatus(s.id)).toEqual({ small: true });
       const other = await createSession(ctx);
       await expectCode(

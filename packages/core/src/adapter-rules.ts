@@ -3,12 +3,18 @@
 // resolve rule. Adapters keep storage; these keep the contract's meaning in one place.
 import type { ErrorFactory } from './errors.js';
 import { assertJsonValue } from './json-value.js';
-import { cloneJson, nextUpdatedAt } from './session.js';
-import type { Session } from './types.js';
+import { cloneJson, compareListOrder, nextUpdatedAt } from './session.js';
+import type { RouterRow, Session } from './types.js';
 import { assertId, assertRouterKey, MAX_RUNTIME_STATUS_BYTES } from './validate.js';
 
 /** A session without its messages and its derived children, as stores keep it. */
 export type SessionHeader = Omit<Session<unknown>, 'messages' | 'children'>;
+
+/** The fields of the stored header that `savedHeader` keeps or moves on (all it reads). */
+export type SavedOver = Pick<
+  SessionHeader,
+  'id' | 'createdAt' | 'updatedAt' | 'revision' | 'parentId' | 'branchedAtTurn'
+>;
 
 /**
  * The header `save(session)` stores over `stored`: the caller's title, folder, model,
@@ -19,7 +25,7 @@ export type SessionHeader = Omit<Session<unknown>, 'messages' | 'children'>;
  * (`assertSaveInput`). Pure.
  */
 export function savedHeader(
-  stored: SessionHeader,
+  stored: SavedOver,
   session: Session<unknown>,
   now: Date = new Date(),
 ): SessionHeader {
@@ -155,6 +161,7 @@ export function assertFollowArgs(
   assertRouterKey(errors, channel, 'follow: channel', true);
   assertRouterKey(errors, chatKey, 'follow: chatKey', false);
   assertRouterKey(errors, target, 'follow: target', false);
+  // Stryker disable next-line ConditionalExpression: equivalent for the tui half — "tui" is itself a well-formed id.
   if (target !== '' && target !== FOLLOW_TUI) assertId(errors, target, 'follow: target');
 }
 
@@ -182,4 +189,20 @@ export function resolveRoute(
     if (liveSessionId !== '') return liveSessionId;
   }
   return boundSessionId ?? '';
+}
+
+/**
+ * The order of `recent()`: the most recently bound or touched binding first; bindings of
+ * one millisecond by their `(channel, chatKey, thread)` tuple, as `list` orders ids. Use as
+ * a sort comparator. Pure.
+ */
+export function compareRouterRows(
+  a: Pick<RouterRow, 'channel' | 'chatKey' | 'thread' | 'updatedAt'>,
+  b: Pick<RouterRow, 'channel' | 'chatKey' | 'thread' | 'updatedAt'>,
+): number {
+  return compareListOrder(routerOrderKey(a), routerOrderKey(b), false);
+}
+
+function routerOrderKey(row: Pick<RouterRow, 'channel' | 'chatKey' | 'thread' | 'updatedAt'>) {
+  return { updatedAt: row.updatedAt, id: JSON.stringify([row.channel, row.chatKey, row.thread]) };
 }

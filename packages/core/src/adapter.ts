@@ -10,6 +10,7 @@
  * minimal adapter built on this entry that passes the conformance suite.
  */
 export * from './adapter-rules.js';
+export * from './counters.js';
 export { type ErrorFactory, errorsFor } from './errors.js';
 export * from './fs/atomic-write.js';
 export * from './fs/errno.js';
@@ -29,17 +30,17 @@ export {
   compareIds,
   compareListOrder,
   copySession,
-  incrementedCost,
-  incrementedCount,
   isAfterCursor,
   type ListableEntry,
   matchesListFilters,
+  metadataPatchParts,
   nextUpdatedAt,
   SEARCH_TEXT_SEPARATOR,
   searchTextMatches,
   searchTextOf,
   selectPage,
   setOwn,
+  titleMatchesQuery,
   toSummary,
 } from './session.js';
 export {

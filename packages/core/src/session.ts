@@ -1,3 +1,4 @@
+import { incrementedCost, incrementedCount } from './counters.js';
 import { type ErrorFactory, errorsFor } from './errors.js';
 import { newSessionId } from './ids.js';
 import type {
@@ -198,10 +199,9 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
     if (p.costUsd !== undefined) next.costUsd = p.costUsd;
     if (p.turnCount !== undefined) next.turnCount = p.turnCount;
     if (p.metadata) {
-      for (const [k, v] of Object.entries(p.metadata)) {
-        if (v === null) delete next.metadata[k];
-        else setOwn(next.metadata, k, v);
-      }
+      const parts = metadataPatchParts(p.metadata);
+      for (const k of parts.remove) delete next.metadata[k];
+      for (const [k, v] of Object.entries(parts.set)) setOwn(next.metadata, k, v);
     }
     if (p.state !== undefined) {
       if (p.state === null) delete next.state;
@@ -248,48 +248,6 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
 }
 
 /**
- * `current + by` for an integer counter (`tokenCount`, `turnCount`). Throws
- * `invalid_argument` when the result is negative or not a safe integer: a counter never
- * goes below 0 or loses precision, and such an increment is rejected, not clamped.
- */
-export function incrementedCount(
-  errors: ErrorFactory,
-  id: string,
-  field: 'tokenCount' | 'turnCount',
-  current: number,
-  by: number,
-): number {
-  const result = current + by + 0;
-  if (!Number.isSafeInteger(result) || result < 0) {
-    throw errors.invalid(
-      `commit: increment.${field} ${by} would take ${field} from ${current} to ${result}, outside 0…${Number.MAX_SAFE_INTEGER}`,
-      id,
-    );
-  }
-  return result;
-}
-
-/**
- * `current + by` for `costUsd`. Throws `invalid_argument` when the result is negative or
- * not finite (rejected, not clamped).
- */
-export function incrementedCost(
-  errors: ErrorFactory,
-  id: string,
-  current: number,
-  by: number,
-): number {
-  const result = current + by + 0;
-  if (!Number.isFinite(result) || result < 0) {
-    throw errors.invalid(
-      `commit: increment.costUsd ${by} would take costUsd from ${current} to ${result}, outside finite non-negative numbers`,
-      id,
-    );
-  }
-  return result;
-}
-
-/**
  * A timestamp for a write that is strictly after `previous`, so `updatedAt` always moves
  * forward even when the clock did not (two writes in one millisecond, a clock step back).
  */
@@ -312,6 +270,31 @@ export interface ListableEntry {
 }
 
 /** True when `entry` passes the filters of `opts` (not the cursor, limit or offset). */
+/**
+ * How a commit's `patch.metadata` reads: the keys to set (own keys of a fresh object, so
+ * `__proto__` is data) and the keys to delete (`null` values). Pure.
+ */
+export function metadataPatchParts(patch: Record<string, string | null>): {
+  set: Record<string, string>;
+  remove: string[];
+} {
+  const set: Record<string, string> = {};
+  const remove: string[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) remove.push(k);
+    else setOwn(set, k, v);
+  }
+  return { set, remove };
+}
+
+/**
+ * The title half of `list`'s query rule: the lower-cased `query` occurs in the title,
+ * compared lower-cased. (The other half is `searchTextMatches` on one message's text.)
+ */
+export function titleMatchesQuery(title: string, query: string): boolean {
+  return title.toLowerCase().includes(query);
+}
+
 export function matchesListFilters(entry: ListableEntry, opts: NormalizedListOptions): boolean {
   if (opts.folder !== undefined && entry.folder !== opts.folder) return false;
   if (opts.status !== undefined && entry.status !== opts.status) return false;
@@ -320,7 +303,7 @@ export function matchesListFilters(entry: ListableEntry, opts: NormalizedListOpt
   if (opts.after !== undefined && entry.updatedAt.getTime() <= opts.after) return false;
   if (opts.query !== undefined) {
     if (
-      !entry.title.toLowerCase().includes(opts.query) &&
+      !titleMatchesQuery(entry.title, opts.query) &&
       !searchTextMatches(entry.searchText, opts.query)
     )
       return false;

@@ -36,6 +36,7 @@ import {
   cloneJson,
   committedLineage,
   compareListOrder,
+  compareRouterRows,
   createdLineage,
   errorsFor,
   extendsHistory,
@@ -451,7 +452,7 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.#assertOpen();
     const n = normalizeLimit(errors, limit, 'recent: limit');
     return [...this.backend.bindings.values()]
-      .sort((a, b) => compareListOrder(rowOrder(a), rowOrder(b), false))
+      .sort(compareRouterRows)
       .slice(0, n)
       .map((row) => ({ ...row, updatedAt: new Date(row.updatedAt.getTime()) }));
   }
@@ -578,8 +579,4 @@ export class MemoryStore<M = Message> implements FullStore<M> {
   #remove(id: string): boolean {
     return removeSession(this.backend, id);
   }
-}
-
-function rowOrder(row: RouterRow): { updatedAt: Date; id: string } {
-  return { updatedAt: row.updatedAt, id: bindingKey(row.channel, row.chatKey, row.thread) };
 }

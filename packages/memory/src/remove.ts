@@ -27,6 +27,7 @@ export function removeSession(backend: MemoryBackend, id: string): boolean {
   // Stryker disable next-line ConditionalExpression: equivalent — no child set is filed under an undefined key.
   if (grandparentId !== undefined) unlinkChild(b, grandparentId, id);
   const deletedHeader = { id, parentId: grandparentId } as MemoryHeader;
+  // Stryker disable next-line ConditionalExpression: equivalent — an absent and an undefined branch point both count as 0 in promotedChild.
   if (typeof raw.branchedAtTurn === 'number') deletedHeader.branchedAtTurn = raw.branchedAtTurn;
   const deleted = { header: deletedHeader, lineage: readLineage(record.lineage) };
   for (const childId of childIds(b, id)) {

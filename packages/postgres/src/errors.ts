@@ -1,6 +1,6 @@
 import { type ErrorCode, isSessionKitError, type SessionKitError } from '@sessionkit/core';
 import { errorsFor } from '@sessionkit/core/adapter';
-import { isConnectionError } from './schema.js';
+import { isConnectionError } from './connection.js';
 
 /** Error factory of this package: messages start with `[sessionkit/postgres]`. */
 export const errors = errorsFor('postgres');

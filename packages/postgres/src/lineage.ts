@@ -4,9 +4,9 @@
 // promotedChild); this file only maps them to and from rows.
 import {
   type HistoryLineage,
+  type PromotionHeader,
   promotedChild,
   readLineage,
-  type SessionHeader,
 } from '@sessionkit/core/adapter';
 
 /** The lineage columns of a row (as node-postgres returns them). */
@@ -44,8 +44,8 @@ export interface Promotion {
 }
 
 /** The header fields core's `promotedChild` reads (it keeps the others as they are). */
-function headerOf(row: PromotionRow): SessionHeader {
-  const header = { id: row.id } as SessionHeader;
+function promotionHeaderOf(row: PromotionRow): PromotionHeader {
+  const header: PromotionHeader = { id: row.id };
   if (row.parent_id !== null) header.parentId = row.parent_id;
   if (row.branched_at_turn !== null) header.branchedAtTurn = row.branched_at_turn;
   return header;
@@ -60,9 +60,9 @@ export function promotionsOf(
   deleted: PromotionRow,
   children: readonly PromotionRow[],
 ): Promotion[] {
-  const d = { header: headerOf(deleted), lineage: lineageOf(deleted) };
+  const d = { header: promotionHeaderOf(deleted), lineage: lineageOf(deleted) };
   return children.map((row) => {
-    const p = promotedChild({ header: headerOf(row), lineage: lineageOf(row) }, d);
+    const p = promotedChild({ header: promotionHeaderOf(row), lineage: lineageOf(row) }, d);
     const [rewrites, base] = lineageParams(p.lineage);
     return {
       id: row.id,

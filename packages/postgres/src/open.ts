@@ -5,8 +5,8 @@ import { assertKnownKeys } from '@sessionkit/core/adapter';
 import type { Pool, PoolConfig } from 'pg';
 import pg from 'pg';
 import { errors, wrapDriverError } from './errors.js';
+import { assertSchemaName } from './identifiers.js';
 import { ownedStore, type PostgresStore } from './postgres-store.js';
-import { assertSchemaName } from './schema.js';
 import { parseStoreUrl } from './url-options.js';
 
 /** Options of `openPostgresStore`. */

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   CommitInput,
   CommitResult,
@@ -16,9 +15,7 @@ import type {
   SessionInput,
   SessionSummary,
 } from '@sessionkit/core';
-import { isSessionKitError, newSessionId } from '@sessionkit/core';
 import {
-  assertBranchPoint,
   assertCommitInput,
   assertCount,
   assertEventType,
@@ -30,46 +27,32 @@ import {
   assertMax,
   assertRouterTuple,
   assertSaveInput,
-  branchedLineage,
-  branchHeader,
-  cloneHeader,
-  committedLineage,
-  createdLineage,
-  extendsHistory,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
   normalizeMessageWindow,
   prepareCreate,
-  resolveRoute,
-  rootLineage,
   runtimeStatusText,
-  SEARCH_TEXT_SEPARATOR,
-  savedLineage,
-  setOwn,
 } from '@sessionkit/core/adapter';
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Pool } from 'pg';
+import { copySession } from './branch-clone.js';
 import { guardPool } from './client-guard.js';
-import { type StoredCounters, throwOutOfRange } from './counters.js';
-import { errors, isRetryableTxError, wrapDriverError } from './errors.js';
-import { lineageOf, lineageParams } from './lineage.js';
-import {
-  deleteWithPromotions,
-  headerOf,
-  mergeIntoParent,
-  parentLineage,
-} from './lineage-writes.js';
-import { parseWindow, type WindowRow, windowStatement } from './message-window.js';
-import { type HeaderRow, parseBodies, parseJson, parseMessageRows, summaryOf } from './rows.js';
-import {
-  assertSchemaName,
-  DEFAULT_SCHEMA,
-  isConnectionError,
-  migrate,
-  quoteIdent,
-} from './schema.js';
-import { type SearchChunks, searchChunks } from './search-rows.js';
-import { buildListQuery, headerColumns } from './sql.js';
+import { commitTurn } from './commit.js';
+import type { StoreContext, StoreStats } from './context.js';
+import { errors, wrapDriverError } from './errors.js';
+import { appendEvent, listEvents } from './events.js';
+import { loadAllMessages, loadSession, loadWindow } from './history-reads.js';
+import { assertSchemaName, DEFAULT_SCHEMA } from './identifiers.js';
+import { deleteWithPromotions, mergeIntoParent } from './lineage-writes.js';
+import { listSessions } from './listing.js';
+import { migrate } from './migrations/runner.js';
+import { repairAll } from './repair.js';
+import { enforceMax } from './retention.js';
+import * as router from './router.js';
+import { loadStatus, saveStatus } from './runtime-status.js';
+import { createSession, saveSession } from './session-writes.js';
+import { statementsFor } from './statements/index.js';
+import { TxRunner } from './transaction.js';
 
 export { SEARCH_CHUNK, type SearchChunks, searchChunks, searchRowText } from './search-rows.js';
 
@@ -85,9 +68,6 @@ export interface PostgresStoreOptions {
   schema?: string | undefined;
 }
 
-/** How often a statement or transaction is retried after a deadlock or serialization failure. */
-const MAX_TX_RETRIES = 5;
-
 // Marks a store created by `openPostgresStore`: its `close()` ends the pool.
 const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');
 
@@ -100,20 +80,24 @@ export function ownedStore<M>(pool: Pool, schema: string | undefined): PostgresS
   return new PostgresStore<M>(options);
 }
 
-interface CommitRow extends StoredCounters {
-  code: 'ok' | 'not_found' | 'conflict_revision' | 'conflict_count' | 'out_of_range';
-  revision: string | null;
-  message_count: number | null;
-  updated_at: Date | null;
-  created_at: Date | null;
-  parent_id: string | null;
-  branched_at_turn: number | null;
-  children: string[] | null;
+/** Throws `invalid_argument` unless `pool` is a pg Pool (not a Client). */
+function assertPool(pool: Pool | undefined): asserts pool is Pool {
+  if (
+    !pool ||
+    typeof pool.query !== 'function' ||
+    typeof (pool as { connect?: unknown }).connect !== 'function' ||
+    // A pg Client has query and connect too, but no pool counters.
+    typeof (pool as { totalCount?: unknown }).totalCount !== 'number'
+  ) {
+    throw errors.invalid('PostgresStore: options.pool must be a pg Pool (not a Client)');
+  }
 }
 
 /**
  * A sessionkit store on PostgreSQL (node-postgres): every capability, one row per
- * message, versioned migrations.
+ * message, versioned migrations. This class checks the arguments (core's validators,
+ * before any I/O), makes sure the schema is migrated, and delegates to one module per
+ * role (see "Source layout" in the README).
  *
  * Guarantees: every write is one PostgreSQL transaction (a commit is one round trip to a
  * server-side function), so a resolved write is committed and a failed one left nothing
@@ -140,17 +124,10 @@ export class PostgresStore<M = Message> implements FullStore<M> {
    * history with the new one —, repair); listing, search, commits and pruning never do. `txRetries` counts statements and transactions run again after a deadlock
    * or serialization failure (40P01/40001).
    */
-  readonly stats = { messageBodyReads: 0, txRetries: 0 };
+  readonly stats: StoreStats = { messageBodyReads: 0, txRetries: 0 };
   readonly #pool: Pool;
   readonly #ownsPool: boolean;
-  readonly #s: string;
-  readonly #names: {
-    commit: string;
-    append: string;
-    load: string;
-    loadMessages: string;
-    window: string;
-  };
+  readonly #ctx: StoreContext;
   readonly #unguard: () => void;
   #closed = false;
   #ready: Promise<void> | undefined;
@@ -174,29 +151,16 @@ export class PostgresStore<M = Message> implements FullStore<M> {
     }
     assertKnownKeys(errors, options, ['pool', 'schema'], 'PostgresStore');
     const pool = options.pool as Pool | undefined;
-    if (
-      !pool ||
-      typeof pool.query !== 'function' ||
-      typeof (pool as { connect?: unknown }).connect !== 'function' ||
-      // A pg Client has query and connect too, but no pool counters.
-      typeof (pool as { totalCount?: unknown }).totalCount !== 'number'
-    ) {
-      throw errors.invalid('PostgresStore: options.pool must be a pg Pool (not a Client)');
-    }
+    assertPool(pool);
     const schema = options.schema ?? DEFAULT_SCHEMA;
     assertSchemaName(errors, schema);
     this.schema = schema;
     this.#pool = pool;
     this.#ownsPool = (options as InternalStoreOptions)[OWNS_POOL] === true;
-    this.#s = quoteIdent(schema);
-    // Prepared-statement names must be unique per connection and ≤ 63 bytes: hash the schema.
-    const tag = createHash('sha1').update(schema).digest('hex').slice(0, 12);
-    this.#names = {
-      commit: `sk_commit_${tag}`,
-      append: `sk_append_${tag}`,
-      load: `sk_load_${tag}`,
-      loadMessages: `sk_load_messages_${tag}`,
-      window: `sk_load_window_${tag}`,
+    this.#ctx = {
+      db: new TxRunner(pool, schema, this.stats),
+      statements: statementsFor(schema),
+      stats: this.stats,
     };
     this.#unguard = guardPool(pool, this.#ownsPool);
   }
@@ -237,74 +201,7 @@ export class PostgresStore<M = Message> implements FullStore<M> {
     this.#assertOpen();
     const p = prepareCreate(errors, session as SessionInput<unknown>);
     await this.#whenReady();
-    const bodies = p.messages.map((m) => JSON.stringify(m));
-    const search = searchChunks(p.messages);
-    const s = this.#s;
-    const { messages: _m, children: _c, ...header } = p;
-    const statement = (lineage: ReturnType<typeof rootLineage>): QueryConfig => ({
-      text: `WITH ins AS (
-  INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
-    token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, archived_at,
-    mode, state, message_count, history_rewrites, merge_base)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, 1, $15, $16, $17, $18,
-    $23, $24::jsonb)
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id
-), m AS (
-  INSERT INTO ${s}.messages (session_id, seq, body)
-  SELECT ins.id, u.o::integer - 1, u.b FROM ins, unnest($19::text[]) WITH ORDINALITY AS u(b, o)
-), r AS (
-  INSERT INTO ${s}.search_rows (session_id, seq, text)
-  SELECT ins.id, u.o, u.t FROM ins, unnest($20::integer[], $21::text[]) AS u(o, t)
-  UNION ALL
-  SELECT ins.id, -1, $22::text FROM ins WHERE $22::text <> ''
-)
-SELECT (SELECT count(*) FROM ins)::integer AS created,
-  ARRAY(SELECT c.id::text FROM ${s}.sessions AS c WHERE c.parent_id = $1 ORDER BY c.id) AS children`,
-      values: [
-        p.id,
-        p.title,
-        p.folder,
-        p.parentId ?? null,
-        p.createdAt,
-        p.updatedAt,
-        p.model,
-        p.provider,
-        p.tokenCount,
-        p.costUsd,
-        p.turnCount,
-        JSON.stringify(p.metadata),
-        p.status,
-        p.branchedAtTurn ?? null,
-        p.archivedAt ?? null,
-        p.mode ?? null,
-        p.state === undefined ? null : JSON.stringify(p.state),
-        p.messages.length,
-        bodies,
-        search.seqs,
-        search.texts,
-        p.title.toLowerCase(),
-        ...lineageParams(lineage),
-      ],
-    });
-    type Created = { created: number; children: string[] };
-    // With a parent (an import restoring a tree): core's createdLineage needs the
-    // parent's lineage when it exists, read in the same transaction.
-    const parentId = p.parentId;
-    const r =
-      parentId === undefined
-        ? await this.#query<Created>(statement(rootLineage()), 'create')
-        : await this.#tx('create', async (c) => {
-            const lineage = createdLineage(header, await parentLineage(c, s, parentId));
-            return c.query<Created>(statement(lineage));
-          });
-    const row = r.rows[0];
-    if (row?.created !== 1) throw errors.exists(p.id);
-    return {
-      ...p,
-      messages: parseBodies(p.id, bodies) as M[],
-      children: row.children,
-    } as Session<M>;
+    return (await createSession(this.#ctx, p)) as Session<M>;
   }
 
   /**
@@ -316,30 +213,7 @@ SELECT (SELECT count(*) FROM ins)::integer AS created,
     this.#assertOpen();
     assertId(errors, id);
     await this.#whenReady();
-    const s = this.#s;
-    this.stats.messageBodyReads++;
-    // One statement, so one snapshot: the header (as JSON, on the first row only) and the
-    // message rows in seq order, one row each (cheaper to decode than one huge string).
-    const r = await this.#query<{ header: string | null; seq: number | null; body: string | null }>(
-      {
-        name: this.#names.load,
-        text: `SELECT CASE WHEN m.seq IS NULL OR m.seq = 0 THEN row_to_json(h)::text END AS header,
-  m.seq, m.body
-FROM (SELECT ${headerColumns('s', s)} FROM ${s}.sessions AS s WHERE s.id = $1) AS h
-LEFT JOIN LATERAL (
-  SELECT x.seq, x.body FROM ${s}.messages AS x WHERE x.session_id = h.id ORDER BY x.seq
-) AS m ON true`,
-        values: [id],
-      },
-      'load',
-    );
-    const first = r.rows[0];
-    if (!first) throw errors.notFound(id);
-    if (first.header === null) throw errors.corrupt(id, 'message rows do not start at 0');
-    const summary = summaryOf(parseJson(id, first.header, 'header') as unknown as HeaderRow);
-    const { messageCount: _count, ...rest } = summary;
-    const rows = first.seq === null ? [] : r.rows;
-    return { ...rest, messages: parseMessageRows(id, rows) as M[] };
+    return (await loadSession(this.#ctx, id)) as Session<M>;
   }
 
   /**
@@ -354,91 +228,7 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     assertSaveInput(errors, session);
     await this.#whenReady();
-    const bodies = session.messages.map((m) => JSON.stringify(m));
-    const metadata = { ...(session.metadata ?? {}) };
-    const state = session.state === undefined ? undefined : JSON.stringify(session.state);
-    const tokenCount = (session.tokenCount ?? 0) + 0;
-    const costUsd = (session.costUsd ?? 0) + 0;
-    const turnCount = (session.turnCount ?? 0) + 0;
-    const s = this.#s;
-    const row = await this.#tx('save', async (c) => {
-      // Core's savedLineage: a rewrite unless the new messages extend the stored ones,
-      // compared as JSON text under the row lock (save is O(history) anyway).
-      const cur = await c.query<{ revision: string; message_count: number }>(
-        `SELECT revision, message_count FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
-        [session.id],
-      );
-      const stored = cur.rows[0];
-      if (!stored) throw errors.notFound(session.id);
-      if (Number(stored.revision) !== session.revision) {
-        throw errors.conflict(session.id, session.revision, Number(stored.revision));
-      }
-      let extended = false;
-      if (bodies.length >= stored.message_count) {
-        this.stats.messageBodyReads++;
-        const old = await c.query<{ body: string }>(
-          `SELECT body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
-          [session.id],
-        );
-        extended = extendsHistory(
-          old.rows.map((r) => r.body),
-          session.messages,
-          true,
-        );
-      }
-      const rewrite = savedLineage(rootLineage(), extended).rewrites !== 0;
-      return this.#commitCall(
-        session.id,
-        {
-          expectedRevision: session.revision,
-          replace: true,
-          rewrite,
-          bodies,
-          search: searchChunks(session.messages),
-          title: session.title,
-          folder: session.folder,
-          status: session.status,
-          model: session.model,
-          provider: session.provider,
-          tokenCount,
-          costUsd,
-          turnCount,
-          metaReplace: true,
-          metaSet: JSON.stringify(metadata),
-          stateSet: true,
-          state: state ?? null,
-          archivedSet: true,
-          archived: session.archivedAt ?? null,
-          modeSet: true,
-          mode: session.mode ?? null,
-          wantHeader: true,
-        },
-        c,
-      );
-    });
-    const out: Session<M> = {
-      id: session.id,
-      title: session.title,
-      folder: session.folder,
-      createdAt: row.created_at as Date,
-      updatedAt: row.updated_at as Date,
-      model: session.model,
-      provider: session.provider,
-      tokenCount,
-      costUsd,
-      turnCount,
-      metadata,
-      status: session.status,
-      messages: parseBodies(session.id, bodies) as M[],
-      children: row.children ?? [],
-      revision: Number(row.revision),
-    };
-    if (row.parent_id !== null) out.parentId = row.parent_id;
-    if (row.branched_at_turn !== null) out.branchedAtTurn = row.branched_at_turn;
-    if (session.archivedAt !== undefined) out.archivedAt = new Date(session.archivedAt.getTime());
-    if (session.mode !== undefined) out.mode = session.mode;
-    if (state !== undefined) out.state = JSON.parse(state) as JsonValue;
-    return out;
+    return (await saveSession(this.#ctx, session as Session<unknown>)) as Session<M>;
   }
 
   /**
@@ -453,7 +243,8 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     assertId(errors, id);
     await this.#whenReady();
-    const deleted = await this.#tx('delete', (c) => deleteWithPromotions(c, this.#s, id));
+    const ctx = this.#ctx;
+    const deleted = await ctx.db.tx('delete', (c) => deleteWithPromotions(c, ctx.statements, id));
     if (!deleted) throw errors.notFound(id);
   }
 
@@ -467,8 +258,7 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     const opts = normalizeListOptions(errors, options);
     await this.#whenReady();
-    const r = await this.#query<HeaderRow>(buildListQuery(this.#s, opts), 'list');
-    return r.rows.map(summaryOf);
+    return listSessions(this.#ctx, opts);
   }
 
   /**
@@ -502,60 +292,7 @@ LEFT JOIN LATERAL (
     assertId(errors, id);
     assertCommitInput(errors, id, input);
     await this.#whenReady();
-    const messages = (input.replace ?? input.append ?? []) as unknown[];
-    const p = input.patch ?? {};
-    let metaSet: string | null = null;
-    let metaDel: string[] | null = null;
-    if (p.metadata) {
-      const set: Record<string, string> = {};
-      const del: string[] = [];
-      for (const [k, v] of Object.entries(p.metadata)) {
-        if (v === null) del.push(k);
-        else if (v !== undefined) setOwn(set, k, v);
-      }
-      metaSet = JSON.stringify(set);
-      metaDel = del;
-    }
-    const inc = input.increment ?? {};
-    if (input.patch === undefined && input.replace === undefined) {
-      return this.#appendCall(id, input, messages, inc);
-    }
-    const row = await this.#commitCall(id, {
-      input: input as CommitInput<unknown>,
-      expectedRevision: input.expectedRevision,
-      expectedMessageCount: input.expectedMessageCount,
-      replace: input.replace !== undefined,
-      // Core's committedLineage: a `replace` is always a rewrite.
-      rewrite: committedLineage(rootLineage(), input).rewrites !== 0,
-      bodies: messages.map((m) => JSON.stringify(m)),
-      search: searchChunks(messages),
-      title: p.title,
-      folder: p.folder,
-      status: p.status,
-      model: p.model,
-      provider: p.provider,
-      tokenCount: p.tokenCount === undefined ? undefined : p.tokenCount + 0,
-      costUsd: p.costUsd === undefined ? undefined : p.costUsd + 0,
-      turnCount: p.turnCount === undefined ? undefined : p.turnCount + 0,
-      metaReplace: false,
-      metaSet,
-      metaDel,
-      stateSet: p.state !== undefined,
-      state: p.state === undefined || p.state === null ? null : JSON.stringify(p.state),
-      archivedSet: p.archivedAt !== undefined,
-      archived: p.archivedAt ?? null,
-      modeSet: p.mode !== undefined,
-      mode: p.mode ?? null,
-      incTokens: inc.tokenCount,
-      incCost: inc.costUsd,
-      incTurns: inc.turnCount,
-      wantHeader: false,
-    });
-    return {
-      revision: Number(row.revision),
-      messageCount: row.message_count as number,
-      updatedAt: row.updated_at as Date,
-    };
+    return commitTurn(this.#ctx, id, input as CommitInput<unknown>);
   }
 
   // ---------------------------------------------------------------- Brancher
@@ -573,7 +310,7 @@ LEFT JOIN LATERAL (
     assertId(errors, parentId);
     assertCount(errors, atTurn, 'branch: atTurn');
     await this.#whenReady();
-    return this.#copy('branch', parentId, atTurn);
+    return (await copySession(this.#ctx, 'branch', parentId, atTurn)) as Session<M>;
   }
 
   /**
@@ -585,7 +322,7 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     assertId(errors, id);
     await this.#whenReady();
-    return this.#copy('clone', id, undefined);
+    return (await copySession(this.#ctx, 'clone', id, undefined)) as Session<M>;
   }
 
   /**
@@ -604,13 +341,13 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     assertId(errors, childId);
     await this.#whenReady();
-    return this.#tx('merge', async (c) => {
-      const { parent, bodies } = await mergeIntoParent(c, this.#s, childId, () => {
+    const ctx = this.#ctx;
+    const merged = await ctx.db.tx('merge', (c) =>
+      mergeIntoParent(c, ctx.statements, childId, () => {
         this.stats.messageBodyReads++;
-      });
-      const { messageCount: _n, ...rest } = parent;
-      return { ...rest, messages: parseBodies(parent.id, bodies) as M[] };
-    });
+      }),
+    );
+    return merged as Session<M>;
   }
 
   // ---------------------------------------------------------------- HistoryReader
@@ -626,25 +363,11 @@ LEFT JOIN LATERAL (
     this.#assertOpen();
     assertId(errors, id);
     const normalized = normalizeMessageWindow(errors, window);
-    if (normalized.kind !== 'all') return (await this.#window(id, normalized)).messages as M[];
     await this.#whenReady();
-    const s = this.#s;
-    this.stats.messageBodyReads++;
-    const r = await this.#query<{ seq: number | null; body: string | null }>(
-      {
-        name: this.#names.loadMessages,
-        text: `SELECT m.seq, m.body FROM ${s}.sessions AS s
-LEFT JOIN LATERAL (
-  SELECT x.seq, x.body FROM ${s}.messages AS x WHERE x.session_id = s.id ORDER BY x.seq
-) AS m ON true
-WHERE s.id = $1`,
-        values: [id],
-      },
-      'loadMessages',
-    );
-    const first = r.rows[0];
-    if (!first) throw errors.notFound(id);
-    return parseMessageRows(id, first.seq === null ? [] : r.rows) as M[];
+    if (normalized.kind !== 'all') {
+      return (await loadWindow(this.#ctx, id, normalized)).messages as M[];
+    }
+    return (await loadAllMessages(this.#ctx, id)) as M[];
   }
 
   /**
@@ -660,18 +383,10 @@ WHERE s.id = $1`,
   async loadMessageWindow(id: string, window?: MessageWindowQuery): Promise<MessageWindow<M>> {
     this.#assertOpen();
     assertId(errors, id);
-    const w = await this.#window(id, normalizeMessageWindow(errors, window));
-    return { ...w, messages: w.messages as M[] };
-  }
-
-  async #window(id: string, window: ReturnType<typeof normalizeMessageWindow>) {
+    const normalized = normalizeMessageWindow(errors, window);
     await this.#whenReady();
-    this.stats.messageBodyReads++;
-    const r = await this.#query<WindowRow>(
-      windowStatement(this.#s, this.#names.window, id, window),
-      'loadMessages',
-    );
-    return parseWindow(id, window, r.rows);
+    const w = await loadWindow(this.#ctx, id, normalized);
+    return { ...w, messages: w.messages as M[] };
   }
 
   // ---------------------------------------------------------------- RuntimeStatusStore
@@ -686,19 +401,7 @@ WHERE s.id = $1`,
     this.#assertOpen();
     const text = runtimeStatusText(errors, id, status);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query(
-      {
-        text: `INSERT INTO ${s}.runtime_status (session_id, status)
-SELECT id, $2 FROM ${s}.sessions WHERE id = $1
-ON CONFLICT (session_id) DO UPDATE SET status = EXCLUDED.status
-RETURNING 1`,
-        values: [id, text],
-      },
-      'saveRuntimeStatus',
-      id,
-    );
-    if (r.rowCount !== 1) throw errors.notFound(id);
+    await saveStatus(this.#ctx, id, text);
   }
 
   /**
@@ -709,18 +412,7 @@ RETURNING 1`,
     this.#assertOpen();
     assertId(errors, id);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query<{ status: string | null }>(
-      {
-        text: `SELECT r.status FROM ${s}.sessions AS s
-LEFT JOIN ${s}.runtime_status AS r ON r.session_id = s.id WHERE s.id = $1`,
-        values: [id],
-      },
-      'loadRuntimeStatus',
-    );
-    const row = r.rows[0];
-    if (!row) throw errors.notFound(id);
-    return row.status === null ? null : parseJson(id, row.status, 'runtime status');
+    return loadStatus(this.#ctx, id);
   }
 
   // ---------------------------------------------------------------- SessionRouter
@@ -736,22 +428,7 @@ LEFT JOIN ${s}.runtime_status AS r ON r.session_id = s.id WHERE s.id = $1`,
     assertRouterTuple(errors, 'bind', channel, chatKey, thread, true);
     assertId(errors, sessionId);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query(
-      {
-        text: `INSERT INTO ${s}.bindings (channel, chat_key, thread, session_id, updated_at)
-SELECT $1, $2, $3, x.id, greatest($5::timestamptz,
-  (SELECT max(b.updated_at) + interval '1 millisecond' FROM ${s}.bindings AS b))
-FROM ${s}.sessions AS x WHERE x.id = $4
-ON CONFLICT (channel, chat_key, thread)
-DO UPDATE SET session_id = EXCLUDED.session_id, updated_at = EXCLUDED.updated_at
-RETURNING 1`,
-        values: [channel, chatKey, thread, sessionId, new Date()],
-      },
-      'bind',
-      sessionId,
-    );
-    if (r.rowCount !== 1) throw errors.notFound(sessionId);
+    await router.bind(this.#ctx, channel, chatKey, thread, sessionId);
   }
 
   /**
@@ -770,19 +447,7 @@ RETURNING 1`,
     assertRouterTuple(errors, 'resolve', channel, chatKey, thread);
     assertLiveSessionId(errors, liveSessionId);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query<{ follow: string | null; bound: string | null }>(
-      {
-        text: `SELECT
-  (SELECT f.target FROM ${s}.follows AS f WHERE f.channel = $1 AND f.chat_key = $2) AS follow,
-  (SELECT b.session_id FROM ${s}.bindings AS b
-    WHERE b.channel = $1 AND b.chat_key = $2 AND b.thread = $3) AS bound`,
-        values: [channel, chatKey, thread],
-      },
-      'resolve',
-    );
-    const row = r.rows[0];
-    return resolveRoute(row?.follow ?? undefined, liveSessionId, row?.bound ?? undefined);
+    return router.resolve(this.#ctx, channel, chatKey, thread, liveSessionId);
   }
 
   /** Removes the binding; a missing one is not an error. Throws `invalid_argument`, `unavailable`, `closed`. */
@@ -790,13 +455,7 @@ RETURNING 1`,
     this.#assertOpen();
     assertRouterTuple(errors, 'unbind', channel, chatKey, thread);
     await this.#whenReady();
-    await this.#query(
-      {
-        text: `DELETE FROM ${this.#s}.bindings WHERE channel = $1 AND chat_key = $2 AND thread = $3`,
-        values: [channel, chatKey, thread],
-      },
-      'unbind',
-    );
+    await router.unbind(this.#ctx, channel, chatKey, thread);
   }
 
   /**
@@ -808,25 +467,7 @@ RETURNING 1`,
     this.#assertOpen();
     assertFollowArgs(errors, channel, chatKey, target);
     await this.#whenReady();
-    const s = this.#s;
-    if (target === '') {
-      await this.#query(
-        {
-          text: `DELETE FROM ${s}.follows WHERE channel = $1 AND chat_key = $2`,
-          values: [channel, chatKey],
-        },
-        'follow',
-      );
-      return;
-    }
-    await this.#query(
-      {
-        text: `INSERT INTO ${s}.follows (channel, chat_key, target) VALUES ($1, $2, $3)
-ON CONFLICT (channel, chat_key) DO UPDATE SET target = EXCLUDED.target`,
-        values: [channel, chatKey, target],
-      },
-      'follow',
-    );
+    await router.follow(this.#ctx, channel, chatKey, target);
   }
 
   /**
@@ -837,16 +478,7 @@ ON CONFLICT (channel, chat_key) DO UPDATE SET target = EXCLUDED.target`,
     this.#assertOpen();
     assertRouterTuple(errors, 'touch', channel, chatKey, thread);
     await this.#whenReady();
-    const s = this.#s;
-    await this.#query(
-      {
-        text: `UPDATE ${s}.bindings SET updated_at = greatest($4::timestamptz,
-  (SELECT max(b.updated_at) + interval '1 millisecond' FROM ${s}.bindings AS b))
-WHERE channel = $1 AND chat_key = $2 AND thread = $3`,
-        values: [channel, chatKey, thread, new Date()],
-      },
-      'touch',
-    );
+    await router.touch(this.#ctx, channel, chatKey, thread);
   }
 
   /**
@@ -857,27 +489,7 @@ WHERE channel = $1 AND chat_key = $2 AND thread = $3`,
     this.#assertOpen();
     const n = normalizeLimit(errors, limit, 'recent: limit');
     await this.#whenReady();
-    const r = await this.#query<{
-      session_id: string;
-      channel: string;
-      chat_key: string;
-      thread: string;
-      updated_at: Date;
-    }>(
-      {
-        text: `SELECT session_id, channel, chat_key, thread, updated_at FROM ${this.#s}.bindings
-ORDER BY updated_at DESC, channel DESC, chat_key DESC, thread DESC LIMIT $1`,
-        values: [n],
-      },
-      'recent',
-    );
-    return r.rows.map((row) => ({
-      sessionId: row.session_id,
-      channel: row.channel,
-      chatKey: row.chat_key,
-      thread: row.thread,
-      updatedAt: row.updated_at,
-    }));
+    return router.recent(this.#ctx, n);
   }
 
   // ---------------------------------------------------------------- EventLog
@@ -895,29 +507,7 @@ ORDER BY updated_at DESC, channel DESC, chat_key DESC, thread DESC LIMIT $1`,
     assertJsonValue(errors, payload, 'event payload');
     const text = JSON.stringify(payload);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query<{ seq: string; revision: string; at: Date }>(
-      {
-        text: `WITH x AS (
-  UPDATE ${s}.sessions SET last_event_seq = last_event_seq + 1 WHERE id = $1
-  RETURNING id, last_event_seq, revision
-)
-INSERT INTO ${s}.events (session_id, seq, revision, at, type, payload)
-SELECT x.id, x.last_event_seq, x.revision, $2, $3, $4 FROM x
-RETURNING seq, revision, at`,
-        values: [id, new Date(), type, text],
-      },
-      'append',
-    );
-    const row = r.rows[0];
-    if (!row) throw errors.notFound(id);
-    return {
-      sequence: Number(row.seq),
-      revision: Number(row.revision),
-      at: row.at,
-      type,
-      payload: JSON.parse(text) as JsonValue,
-    };
+    return appendEvent(this.#ctx, id, type, text);
   }
 
   /**
@@ -930,38 +520,7 @@ RETURNING seq, revision, at`,
     assertId(errors, id);
     const { afterSequence, limit } = normalizeEventQuery(errors, query);
     await this.#whenReady();
-    const s = this.#s;
-    const r = await this.#query<{
-      seq: string | null;
-      revision: string;
-      at: Date;
-      type: string;
-      payload: string;
-    }>(
-      {
-        text: `SELECT e.seq, e.revision, e.at, e.type, e.payload FROM ${s}.sessions AS x
-LEFT JOIN LATERAL (
-  SELECT seq, revision, at, type, payload FROM ${s}.events
-  WHERE session_id = x.id AND seq > $2 ORDER BY seq LIMIT $3
-) AS e ON true
-WHERE x.id = $1 ORDER BY e.seq`,
-        values: [id, afterSequence, limit ?? null],
-      },
-      'events',
-    );
-    if (r.rows.length === 0) throw errors.notFound(id);
-    const out: SessionEvent[] = [];
-    for (const row of r.rows) {
-      if (row.seq === null) continue;
-      out.push({
-        sequence: Number(row.seq),
-        revision: Number(row.revision),
-        at: row.at,
-        type: row.type,
-        payload: parseJson(id, row.payload, 'event payload'),
-      });
-    }
-    return out;
+    return listEvents(this.#ctx, id, afterSequence, limit);
   }
 
   // ---------------------------------------------------------------- Pruner
@@ -979,11 +538,7 @@ WHERE x.id = $1 ORDER BY e.seq`,
     assertMax(errors, max);
     if (max <= 0) return 0;
     await this.#whenReady();
-    const r = await this.#query<{ n: number }>(
-      { text: `SELECT ${this.#s}.sk_enforce_max($1) AS n`, values: [max] },
-      'enforceMax',
-    );
-    return Number(r.rows[0]?.n ?? 0);
+    return enforceMax(this.#ctx, max);
   }
 
   // ---------------------------------------------------------------- Repairer
@@ -1001,45 +556,7 @@ WHERE x.id = $1 ORDER BY e.seq`,
   async repair(): Promise<RepairReport> {
     this.#assertOpen();
     await this.#whenReady();
-    const s = this.#s;
-    const report: RepairReport = { rebuilt: 0, skippedCorrupt: [], indexEntriesFixed: 0 };
-    let after = '';
-    for (;;) {
-      this.#assertOpen();
-      const page = await this.#query<{ id: string }>(
-        {
-          text: `SELECT id FROM ${s}.sessions WHERE id > $1::text COLLATE "C" ORDER BY id LIMIT 200`,
-          values: [after],
-        },
-        'repair',
-      );
-      for (const { id } of page.rows) {
-        const outcome = await this.#repairOne(id);
-        if (outcome === 'gone') continue;
-        if (typeof outcome === 'object') report.skippedCorrupt.push({ id, reason: outcome.reason });
-        else {
-          report.rebuilt++;
-          if (outcome === 'fixed') report.indexEntriesFixed++;
-        }
-      }
-      if (page.rows.length < 200) break;
-      after = page.rows[page.rows.length - 1]!.id;
-    }
-    // Search rows of sessions that no longer exist (derived data only: message rows,
-    // which are authoritative, are never deleted here).
-    const orphans = await this.#query<{ n: number }>(
-      {
-        text: `WITH d AS (
-  DELETE FROM ${s}.search_rows AS r
-  WHERE NOT EXISTS (SELECT 1 FROM ${s}.sessions AS x WHERE x.id = r.session_id)
-  RETURNING r.session_id
-)
-SELECT count(DISTINCT session_id)::integer AS n FROM d`,
-      },
-      'repair',
-    );
-    report.indexEntriesFixed += orphans.rows[0]?.n ?? 0;
-    return report;
+    return repairAll(this.#ctx, () => this.#assertOpen());
   }
 
   // ---------------------------------------------------------------- internals
@@ -1058,368 +575,4 @@ SELECT count(DISTINCT session_id)::integer AS n FROM d`,
     );
     await this.#ready;
   }
-
-  /** One statement through the pool, retried after a deadlock or serialization failure. */
-  async #query<R extends QueryResultRow = QueryResultRow>(
-    config: QueryConfig,
-    doing: string,
-    notFoundOnFk?: string,
-  ): Promise<QueryResult<R>> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.#pool.query<R>(config);
-      } catch (e) {
-        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
-          this.stats.txRetries++;
-          await backoff(attempt);
-          continue;
-        }
-        // The session was deleted between the existence check and the insert.
-        if (notFoundOnFk !== undefined && (e as { code?: unknown }).code === '23503') {
-          throw errors.notFound(notFoundOnFk);
-        }
-        throw wrapDriverError(e, doing, this.schema);
-      }
-    }
-  }
-
-  /** Runs `fn` in a transaction on one client; retries on deadlock/serialization failure. */
-  async #tx<T>(doing: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      let client: PoolClient;
-      try {
-        client = await this.#pool.connect();
-      } catch (e) {
-        throw wrapDriverError(e, doing, this.schema);
-      }
-      // A checked-out client has no pool listener: an error it emits between or during
-      // statements (server shutdown, terminated backend, reset socket) would be an
-      // unhandled 'error' event and kill the process. Record it and discard the client.
-      let discard: Error | undefined;
-      const onClientError = (err: Error) => {
-        discard ??= err;
-      };
-      client.on('error', onClientError);
-      try {
-        await client.query('BEGIN');
-        const out = await fn(client);
-        await client.query('COMMIT');
-        return out;
-      } catch (e) {
-        if (isConnectionError(e)) discard = e instanceof Error ? e : new Error(String(e));
-        else {
-          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-            discard = rollbackError instanceof Error ? rollbackError : new Error('rollback failed');
-          });
-        }
-        if (isSessionKitError(e)) throw e;
-        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
-          this.stats.txRetries++;
-          await backoff(attempt);
-          continue;
-        }
-        throw wrapDriverError(e, doing, this.schema);
-      } finally {
-        client.removeListener('error', onClientError);
-        client.release(discard);
-      }
-    }
-  }
-
-  /** The patch-free turn: `sk_append`, fewer parameters and a narrower UPDATE. */
-  async #appendCall(
-    id: string,
-    input: CommitInput<M>,
-    messages: unknown[],
-    inc: { tokenCount?: number; costUsd?: number; turnCount?: number },
-  ): Promise<CommitResult> {
-    const search = searchChunks(messages);
-    const r = await this.#query<CommitRow>(
-      {
-        name: this.#names.append,
-        text: `SELECT * FROM ${this.#s}.sk_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        values: [
-          id,
-          input.expectedRevision ?? null,
-          input.expectedMessageCount ?? null,
-          messages.map((m) => JSON.stringify(m)),
-          search.seqs,
-          search.texts,
-          new Date(),
-          inc.tokenCount ?? null,
-          inc.costUsd ?? null,
-          inc.turnCount ?? null,
-        ],
-      },
-      'commit',
-    );
-    const row = this.#commitOutcome(id, r.rows[0], input as CommitInput<unknown>);
-    return {
-      revision: Number(row.revision),
-      messageCount: row.message_count as number,
-      updatedAt: row.updated_at as Date,
-    };
-  }
-
-  /**
-   * The row of a successful sk_commit/sk_append; throws for the other codes
-   * (`out_of_range`: core's error for the increment that leaves its counter's range).
-   */
-  #commitOutcome(id: string, row: CommitRow | undefined, input: CommitInput<unknown>): CommitRow {
-    if (!row) throw errors.unavailable('commit: the commit function returned no row');
-    switch (row.code) {
-      case 'ok':
-        return row;
-      case 'not_found':
-        throw errors.notFound(id);
-      case 'conflict_count':
-        throw errors.messageCountConflict(
-          id,
-          input.expectedMessageCount ?? -1,
-          row.message_count ?? -1,
-        );
-      case 'out_of_range':
-        return throwOutOfRange(id, row, input);
-      default:
-        throw errors.conflict(id, input.expectedRevision ?? '?', Number(row.revision));
-    }
-  }
-
-  /** Runs sk_commit through the pool, or on `client` inside its transaction. */
-  async #commitCall(id: string, a: CommitArgs, client?: PoolClient): Promise<CommitRow> {
-    const config: QueryConfig = {
-      name: this.#names.commit,
-      text: `SELECT * FROM ${this.#s}.sk_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-  $13, $14, $15, $16, $17, $18, $19::jsonb, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30,
-  $31)`,
-      values: [
-        id,
-        a.expectedRevision ?? null,
-        a.expectedMessageCount ?? null,
-        a.replace,
-        a.bodies,
-        a.search.seqs,
-        a.search.texts,
-        new Date(),
-        a.title ?? null,
-        a.title === undefined ? null : a.title.toLowerCase(),
-        a.folder ?? null,
-        a.status ?? null,
-        a.model ?? null,
-        a.provider ?? null,
-        a.tokenCount ?? null,
-        a.costUsd ?? null,
-        a.turnCount ?? null,
-        a.metaReplace,
-        a.metaSet ?? null,
-        a.metaDel ?? null,
-        a.stateSet,
-        a.state ?? null,
-        a.archivedSet,
-        a.archived ?? null,
-        a.modeSet,
-        a.mode ?? null,
-        a.incTokens ?? null,
-        a.incCost ?? null,
-        a.incTurns ?? null,
-        a.wantHeader,
-        a.rewrite,
-      ],
-    };
-    const r = client
-      ? await client.query<CommitRow>(config)
-      : await this.#query<CommitRow>(config, 'commit');
-    return this.#commitOutcome(id, r.rows[0], a.input ?? {});
-  }
-
-  /** Branch (`atTurn` given) or clone (`atTurn` undefined) of `sourceId`, in one transaction. */
-  async #copy(kind: 'branch' | 'clone', sourceId: string, atTurn: number | undefined) {
-    const s = this.#s;
-    return this.#tx(kind, async (c) => {
-      const src = await c.query<HeaderRow & { history_rewrites: string; merge_base: unknown }>(
-        `SELECT ${headerColumns('x', s)}, x.history_rewrites, x.merge_base
-         FROM ${s}.sessions AS x WHERE x.id = $1 FOR SHARE`,
-        [sourceId],
-      );
-      const row = src.rows[0];
-      if (!row) throw errors.notFound(sourceId);
-      const source = summaryOf(row);
-      // Core's lineage rules: a branch is based on the parent as it is now; a clone is a root.
-      const lineage =
-        kind === 'branch' ? branchedLineage(headerOf(source), lineageOf(row)) : rootLineage();
-      if (atTurn !== undefined) assertBranchPoint(errors, sourceId, atTurn, source.messageCount);
-      const upTo = atTurn ?? source.messageCount;
-      // Core's rules for the new header (fields, counters, state, mode, metadata).
-      const now = new Date();
-      const header =
-        atTurn !== undefined
-          ? branchHeader(headerOf(source), newSessionId(), atTurn, now)
-          : cloneHeader(headerOf(source), newSessionId(), now);
-      const session = { ...header, messages: [], children: [] } as Session<M>;
-      const id = session.id;
-      this.stats.messageBodyReads++;
-      const r = await c.query<{ seq: number; body: string }>(
-        `WITH ins AS (
-  INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
-    token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, mode, state,
-    message_count, history_rewrites, merge_base)
-  VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, 1, $14, $15, $16,
-    $18, $19::jsonb)
-  RETURNING id
-), src AS (
-  SELECT seq, body FROM ${s}.messages WHERE session_id = $17 AND seq < $16
-), im AS (
-  INSERT INTO ${s}.messages (session_id, seq, body) SELECT ins.id, src.seq, src.body FROM ins, src
-)
-SELECT src.seq, src.body FROM src ORDER BY src.seq`,
-        [
-          id,
-          session.title,
-          session.folder,
-          session.parentId ?? null,
-          now,
-          session.model,
-          session.provider,
-          session.tokenCount,
-          session.costUsd,
-          session.turnCount,
-          JSON.stringify(session.metadata),
-          session.status,
-          session.branchedAtTurn ?? null,
-          session.mode ?? null,
-          session.state === undefined ? null : JSON.stringify(session.state),
-          upTo,
-          sourceId,
-          ...lineageParams(lineage),
-        ],
-      );
-      session.messages = parseMessageRows(sourceId, r.rows) as M[];
-      // Search rows are computed from the copied messages: a chunk of the source may
-      // straddle the branch point.
-      const chunks = searchChunks(session.messages);
-      const title = session.title.toLowerCase();
-      if (title !== '') {
-        chunks.seqs.push(-1);
-        chunks.texts.push(title);
-      }
-      if (chunks.seqs.length > 0) {
-        await c.query(
-          `INSERT INTO ${s}.search_rows (session_id, seq, text)
-           SELECT $1, u.o, u.t FROM unnest($2::integer[], $3::text[]) AS u(o, t)`,
-          [id, chunks.seqs, chunks.texts],
-        );
-      }
-      return session;
-    });
-  }
-
-  /** Repairs one session's derived data; `'gone'` when it vanished meanwhile. */
-  async #repairOne(id: string): Promise<'gone' | 'ok' | 'fixed' | { reason: string }> {
-    const s = this.#s;
-    return this.#tx('repair', async (c) => {
-      const head = await c.query<{ title: string; message_count: number; state: string | null }>(
-        `SELECT title, message_count, state FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
-        [id],
-      );
-      const h = head.rows[0];
-      if (!h) return 'gone' as const;
-      this.stats.messageBodyReads++;
-      const msgs = await c.query<{ seq: number; body: string }>(
-        `SELECT seq, body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
-        [id],
-      );
-      const messages: unknown[] = [];
-      for (let i = 0; i < msgs.rows.length; i++) {
-        const m = msgs.rows[i]!;
-        if (m.seq !== i) return { reason: `message rows have a gap at ${i} (found seq ${m.seq})` };
-        try {
-          messages.push(JSON.parse(m.body));
-        } catch {
-          return { reason: `message ${i} is not valid JSON` };
-        }
-      }
-      if (h.state !== null) {
-        try {
-          JSON.parse(h.state);
-        } catch {
-          return { reason: 'state is not valid JSON' };
-        }
-      }
-      const stored = await c.query<{ seq: number; text: string }>(
-        `SELECT seq, text FROM ${s}.search_rows WHERE session_id = $1 ORDER BY seq`,
-        [id],
-      );
-      // Row boundaries depend on how the history was committed; the text does not. Each
-      // row starts at a message (with the separator), so no match spans two rows.
-      const chunks = searchChunks(messages);
-      const title = h.title.toLowerCase();
-      const storedTitle = stored.rows.find((r) => r.seq === -1)?.text ?? '';
-      const storedRows = stored.rows.filter((r) => r.seq >= 0);
-      const searchOk =
-        storedTitle === title &&
-        storedRows.every(
-          (r) => r.seq < messages.length && r.text.startsWith(SEARCH_TEXT_SEPARATOR),
-        ) &&
-        storedRows.map((r) => r.text).join('') === chunks.texts.join('');
-      const countOk = h.message_count === messages.length;
-      if (searchOk && countOk) return 'ok' as const;
-      if (!searchOk) {
-        if (title !== '') {
-          chunks.seqs.push(-1);
-          chunks.texts.push(title);
-        }
-        await c.query(`DELETE FROM ${s}.search_rows WHERE session_id = $1`, [id]);
-        await c.query(
-          `INSERT INTO ${s}.search_rows (session_id, seq, text)
-           SELECT $1, u.seq, u.text FROM unnest($2::integer[], $3::text[]) AS u(seq, text)`,
-          [id, chunks.seqs, chunks.texts],
-        );
-      }
-      if (!countOk) {
-        await c.query(`UPDATE ${s}.sessions SET message_count = $2 WHERE id = $1`, [
-          id,
-          messages.length,
-        ]);
-      }
-      return 'fixed' as const;
-    });
-  }
-}
-
-/** Arguments of the `sk_commit` function (see schema.ts). */
-interface CommitArgs {
-  /** The commit's input (for core's out-of-range error); absent for save. */
-  input?: CommitInput<unknown> | undefined;
-  expectedRevision?: number | undefined;
-  expectedMessageCount?: number | undefined;
-  replace: boolean;
-  /** Whether the write rewrites the history (core's committedLineage / savedLineage). */
-  rewrite: boolean;
-  bodies: string[];
-  search: SearchChunks;
-  title?: string | undefined;
-  folder?: string | undefined;
-  status?: string | undefined;
-  model?: string | undefined;
-  provider?: string | undefined;
-  tokenCount?: number | undefined;
-  costUsd?: number | undefined;
-  turnCount?: number | undefined;
-  metaReplace: boolean;
-  metaSet?: string | null | undefined;
-  metaDel?: string[] | null | undefined;
-  stateSet: boolean;
-  state?: string | null | undefined;
-  archivedSet: boolean;
-  archived?: Date | null | undefined;
-  modeSet: boolean;
-  mode?: string | null | undefined;
-  incTokens?: number | undefined;
-  incCost?: number | undefined;
-  incTurns?: number | undefined;
-  wantHeader: boolean;
-}
-
-function backoff(attempt: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
 }

@@ -4,7 +4,7 @@
 import { searchTextOf } from '@sessionkit/core/adapter';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { MIGRATIONS } from '../src/schema.js';
+import { MIGRATIONS } from '../src/migrations/index.js';
 import { postgresAvailable } from './env.js';
 import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
 

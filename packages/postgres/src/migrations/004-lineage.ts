@@ -2,6 +2,7 @@
 // that never match across two messages, delete with promotion done by the client.
 import type { PoolClient } from 'pg';
 import { rebuildAllSearchRows } from '../search-rows.js';
+import type { Migration } from './migration.js';
 
 // The largest integer a counter holds (Number.MAX_SAFE_INTEGER).
 const MAX_COUNT = '9007199254740991';
@@ -280,7 +281,7 @@ $fn$;
 }
 
 /** Version 4 of the schema (see `lineageSql`); its JS step rewrites every search row. */
-export const migration004 = {
+export const migration004: Migration = {
   version: 4,
   name: 'lineage_counter_checks_search_separator',
   sql: lineageSql,

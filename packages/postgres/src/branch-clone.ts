@@ -1,0 +1,83 @@
+// branch and clone: a new session copied from a source inside one transaction, with
+// core's header (branchHeader / cloneHeader) and lineage (branchedLineage / rootLineage).
+import type { Session } from '@sessionkit/core';
+import { newSessionId } from '@sessionkit/core';
+import {
+  assertBranchPoint,
+  branchedLineage,
+  branchHeader,
+  cloneHeader,
+  rootLineage,
+} from '@sessionkit/core/adapter';
+import type { StoreContext } from './context.js';
+import { errors } from './errors.js';
+import { lineageOf, lineageParams } from './lineage.js';
+import { headerOf } from './lineage-writes.js';
+import { parseMessageRows, summaryOf } from './rows.js';
+import { searchChunks } from './search-rows.js';
+import { queryOn } from './transaction.js';
+
+/**
+ * Branch (`atTurn` given: the first `atTurn` messages) or clone (`atTurn` undefined: all
+ * of them) of `sourceId`, in one transaction: the source is read under a share lock, the
+ * message rows are copied inside PostgreSQL, the search rows computed from the copied
+ * messages (a chunk of the source may straddle the branch point). Throws `not_found`,
+ * `invalid_argument` (atTurn past the source's messages), `unavailable`.
+ */
+export function copySession(
+  ctx: StoreContext,
+  kind: 'branch' | 'clone',
+  sourceId: string,
+  atTurn: number | undefined,
+): Promise<Session<unknown>> {
+  const q = ctx.statements.sessions;
+  return ctx.db.tx(kind, async (c) => {
+    const row = (await queryOn(c, q.lockCopySource, [sourceId])).rows[0];
+    if (!row) throw errors.notFound(sourceId);
+    const source = summaryOf(row);
+    // Core's lineage rules: a branch is based on the parent as it is now; a clone is a root.
+    const lineage =
+      kind === 'branch' ? branchedLineage(headerOf(source), lineageOf(row)) : rootLineage();
+    if (atTurn !== undefined) assertBranchPoint(errors, sourceId, atTurn, source.messageCount);
+    const upTo = atTurn ?? source.messageCount;
+    // Core's rules for the new header (fields, counters, state, mode, metadata).
+    const now = new Date();
+    const header =
+      atTurn !== undefined
+        ? branchHeader(headerOf(source), newSessionId(), atTurn, now)
+        : cloneHeader(headerOf(source), newSessionId(), now);
+    const id = header.id;
+    ctx.stats.messageBodyReads++;
+    const r = await queryOn(c, q.insertCopy, [
+      id,
+      header.title,
+      header.folder,
+      header.parentId ?? null,
+      now,
+      header.model,
+      header.provider,
+      header.tokenCount,
+      header.costUsd,
+      header.turnCount,
+      JSON.stringify(header.metadata),
+      header.status,
+      header.branchedAtTurn ?? null,
+      header.mode ?? null,
+      header.state === undefined ? null : JSON.stringify(header.state),
+      upTo,
+      sourceId,
+      ...lineageParams(lineage),
+    ]);
+    const messages = parseMessageRows(sourceId, r.rows);
+    const chunks = searchChunks(messages);
+    const title = header.title.toLowerCase();
+    if (title !== '') {
+      chunks.seqs.push(-1);
+      chunks.texts.push(title);
+    }
+    if (chunks.seqs.length > 0) {
+      await queryOn(c, q.insertSearchRows, [id, chunks.seqs, chunks.texts]);
+    }
+    return { ...header, messages, children: [] };
+  });
+}

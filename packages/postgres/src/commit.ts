@@ -1,0 +1,156 @@
+// The turn write: `commit` (sk_commit, or sk_append for a patch-free turn) and the call
+// `save` makes, with the result codes mapped to core's errors. The calls themselves are
+// built from the parameter tables in statements/commit.ts.
+import type { CommitInput, CommitResult } from '@sessionkit/core';
+import { commitRewritesHistory, metadataPatchParts } from '@sessionkit/core/adapter';
+import type { PoolClient } from 'pg';
+import type { StoreContext } from './context.js';
+import { throwOutOfRange } from './counters.js';
+import { errors } from './errors.js';
+import { searchChunks } from './search-rows.js';
+import {
+  APPEND_PARAMS,
+  type AppendRow,
+  COMMIT_PARAMS,
+  type CommitArgs,
+  type CommitRow,
+  callValues,
+} from './statements/commit.js';
+import { queryOn } from './transaction.js';
+
+/**
+ * Commits `input` to session `id` (validated by the caller) in one round trip: sk_append
+ * for a turn without patch or replace, sk_commit otherwise. Throws `not_found`,
+ * `conflict`, `invalid_argument` (an increment leaving its range), `unavailable`.
+ */
+export async function commitTurn(
+  ctx: StoreContext,
+  id: string,
+  input: CommitInput<unknown>,
+): Promise<CommitResult> {
+  const messages = (input.replace ?? input.append ?? []) as unknown[];
+  if (input.patch === undefined && input.replace === undefined) {
+    return appendTurn(ctx, id, input, messages);
+  }
+  const row = await runCommit(ctx, commitArgsOf(id, input, messages));
+  return resultOf(row);
+}
+
+/** The sk_commit arguments of a commit with a patch or a replace. */
+function commitArgsOf(id: string, input: CommitInput<unknown>, messages: unknown[]): CommitArgs {
+  const p = input.patch ?? {};
+  const inc = input.increment ?? {};
+  let metaSet: string | null = null;
+  let metaDel: string[] | null = null;
+  if (p.metadata) {
+    // Core's reading of a metadata patch: null removes a key, a string sets it.
+    const parts = metadataPatchParts(p.metadata);
+    metaSet = JSON.stringify(parts.set);
+    metaDel = parts.remove;
+  }
+  return {
+    id,
+    input,
+    expectedRevision: input.expectedRevision,
+    expectedMessageCount: input.expectedMessageCount,
+    now: new Date(),
+    replace: input.replace !== undefined,
+    rewrite: commitRewritesHistory(input),
+    bodies: messages.map((m) => JSON.stringify(m)),
+    search: searchChunks(messages),
+    title: p.title,
+    folder: p.folder,
+    status: p.status,
+    model: p.model,
+    provider: p.provider,
+    tokenCount: p.tokenCount === undefined ? undefined : p.tokenCount + 0,
+    costUsd: p.costUsd === undefined ? undefined : p.costUsd + 0,
+    turnCount: p.turnCount === undefined ? undefined : p.turnCount + 0,
+    metaReplace: false,
+    metaSet,
+    metaDel,
+    stateSet: p.state !== undefined,
+    state: p.state === undefined || p.state === null ? null : JSON.stringify(p.state),
+    archivedSet: p.archivedAt !== undefined,
+    archived: p.archivedAt ?? null,
+    modeSet: p.mode !== undefined,
+    mode: p.mode ?? null,
+    incTokens: inc.tokenCount,
+    incCost: inc.costUsd,
+    incTurns: inc.turnCount,
+    wantHeader: false,
+  };
+}
+
+/** The patch-free turn: `sk_append`, fewer parameters and a narrower UPDATE. */
+async function appendTurn(
+  ctx: StoreContext,
+  id: string,
+  input: CommitInput<unknown>,
+  messages: unknown[],
+): Promise<CommitResult> {
+  const inc = input.increment ?? {};
+  const values = callValues(APPEND_PARAMS, {
+    id,
+    expectedRevision: input.expectedRevision,
+    expectedMessageCount: input.expectedMessageCount,
+    now: new Date(),
+    bodies: messages.map((m) => JSON.stringify(m)),
+    search: searchChunks(messages),
+    incTokens: inc.tokenCount,
+    incCost: inc.costUsd,
+    incTurns: inc.turnCount,
+  });
+  const r = await ctx.db.query(ctx.statements.commit.append, values, { doing: 'commit' });
+  return resultOf(commitOutcome(id, r.rows[0], input));
+}
+
+/** Runs sk_commit through the pool, or on `client` inside its transaction. */
+export async function runCommit(
+  ctx: StoreContext,
+  args: CommitArgs,
+  client?: PoolClient,
+): Promise<CommitRow> {
+  const statement = ctx.statements.commit.commit;
+  const values = callValues(COMMIT_PARAMS, args);
+  const r = client
+    ? await queryOn(client, statement, values)
+    : await ctx.db.query(statement, values, { doing: 'commit' });
+  return commitOutcome(args.id, r.rows[0], args.input ?? {});
+}
+
+/**
+ * The row of a successful sk_commit/sk_append; throws for the other codes
+ * (`out_of_range`: core's error for the increment that leaves its counter's range).
+ */
+function commitOutcome<R extends AppendRow>(
+  id: string,
+  row: R | undefined,
+  input: CommitInput<unknown>,
+): R {
+  if (!row) throw errors.unavailable('commit: the commit function returned no row');
+  switch (row.code) {
+    case 'ok':
+      return row;
+    case 'not_found':
+      throw errors.notFound(id);
+    case 'conflict_count':
+      throw errors.messageCountConflict(
+        id,
+        input.expectedMessageCount ?? -1,
+        row.message_count ?? -1,
+      );
+    case 'out_of_range':
+      return throwOutOfRange(id, row, input);
+    default:
+      throw errors.conflict(id, input.expectedRevision ?? '?', Number(row.revision));
+  }
+}
+
+function resultOf(row: AppendRow): CommitResult {
+  return {
+    revision: Number(row.revision),
+    messageCount: row.message_count as number,
+    updatedAt: row.updated_at as Date,
+  };
+}

@@ -1,0 +1,20 @@
+// Every migration, oldest first, one file each. Never edit a released one (databases record
+// the versions they ran): add the next version in a new file and list it here.
+import { migration001 } from './001-initial.js';
+import { migration002 } from './002-delete-locks-parent-enforce-max-recheck.js';
+import { migration003 } from './003-enforce-max-locks-only-victims.js';
+import { migration004 } from './004-lineage.js';
+import type { Migration } from './migration.js';
+
+export type { Migration } from './migration.js';
+
+/** Every migration, oldest first (the layout they build: see 001-initial.ts). */
+export const MIGRATIONS: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+];
+
+/** The newest schema version this package knows. */
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,132 @@
+// How the store runs SQL: one statement through the pool, or a function in one transaction
+// on one client, each run again after a deadlock or serialization failure, with driver
+// errors mapped to sessionkit errors (errors.ts). Checked-out clients are borrowed through
+// connection.ts (a broken client is discarded, never reused); client-guard.ts covers the
+// moment between the pool handing a client out and the borrower listening to it.
+import { isSessionKitError } from '@sessionkit/core';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { borrowClient, isConnectionError } from './connection.js';
+import { errors, isRetryableTxError, wrapDriverError } from './errors.js';
+import type { Sql } from './sql.js';
+
+/** How often a statement or transaction is retried after a deadlock or serialization failure. */
+const MAX_TX_RETRIES = 5;
+
+/** Counters the runner keeps (the store's `stats`). */
+export interface TxStats {
+  /** Statements and transactions run again after a deadlock or serialization failure. */
+  txRetries: number;
+}
+
+/** What a failed statement was doing, for the error message; `notFoundOnFk` see `query`. */
+export interface QueryOptions {
+  doing: string;
+  /**
+   * The session id to report `not_found` for when the statement fails with a foreign-key
+   * violation (23503): the session was deleted between the existence check and the insert.
+   */
+  notFoundOnFk?: string | undefined;
+}
+
+/** Runs a statement on `client` (inside the caller's transaction), typed by its `Sql`. */
+export function queryOn<R extends QueryResultRow>(
+  client: PoolClient,
+  statement: Sql<R>,
+  values: readonly unknown[],
+): Promise<QueryResult<R>> {
+  return client.query<R>(configOf(statement, values));
+}
+
+function configOf(statement: Sql<QueryResultRow>, values: readonly unknown[]): QueryConfig {
+  const config: QueryConfig = { text: statement.text, values: values as unknown[] };
+  if (statement.name !== undefined) config.name = statement.name;
+  return config;
+}
+
+/** The store's access to PostgreSQL: statements and transactions with retries. */
+export class TxRunner {
+  readonly #pool: Pool;
+  readonly #schema: string;
+  readonly #stats: TxStats;
+
+  /** `schema` names the store's schema in missing-object errors; `stats` is updated in place. */
+  constructor(pool: Pool, schema: string, stats: TxStats) {
+    this.#pool = pool;
+    this.#schema = schema;
+    this.#stats = stats;
+  }
+
+  /** One statement through the pool, retried after a deadlock or serialization failure. */
+  query<R extends QueryResultRow>(
+    statement: Sql<R>,
+    values: readonly unknown[],
+    options: QueryOptions,
+  ): Promise<QueryResult<R>> {
+    return this.queryConfig<R>(configOf(statement, values), options);
+  }
+
+  /** `query` for a statement built whole (a `QueryConfig` with its values). */
+  async queryConfig<R extends QueryResultRow>(
+    config: QueryConfig,
+    { doing, notFoundOnFk }: QueryOptions,
+  ): Promise<QueryResult<R>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#pool.query<R>(config);
+      } catch (e) {
+        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
+          this.#stats.txRetries++;
+          await backoff(attempt);
+          continue;
+        }
+        if (notFoundOnFk !== undefined && (e as { code?: unknown }).code === '23503') {
+          throw errors.notFound(notFoundOnFk);
+        }
+        throw wrapDriverError(e, doing, this.#schema);
+      }
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction on one client; runs it again (from BEGIN) after a deadlock
+   * or serialization failure. A `SessionKitError` thrown by `fn` rolls back and passes
+   * through; driver errors are wrapped. A client whose connection failed is discarded.
+   */
+  async tx<T>(doing: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let borrowed: Awaited<ReturnType<typeof borrowClient>>;
+      try {
+        borrowed = await borrowClient(this.#pool);
+      } catch (e) {
+        throw wrapDriverError(e, doing, this.#schema);
+      }
+      const { client } = borrowed;
+      try {
+        await client.query('BEGIN');
+        const out = await fn(client);
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        if (isConnectionError(e)) borrowed.discard(e);
+        else {
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            borrowed.discard(rollbackError);
+          });
+        }
+        if (isSessionKitError(e)) throw e;
+        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
+          this.#stats.txRetries++;
+          await backoff(attempt);
+          continue;
+        }
+        throw wrapDriverError(e, doing, this.#schema);
+      } finally {
+        borrowed.release();
+      }
+    }
+  }
+}
+
+function backoff(attempt: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+}

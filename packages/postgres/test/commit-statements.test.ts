@@ -1,0 +1,84 @@
+// statements/commit.ts: the sk_commit / sk_append calls are built from one ordered table
+// of each function's parameters; these tests fail when the table and the function as
+// the migrations define it drift apart (name, order, type or count).
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  APPEND_PARAMS,
+  COMMIT_PARAMS,
+  callValues,
+  type FunctionParam,
+  namedCall,
+} from '../src/statements/commit.js';
+import { postgresAvailable } from './env.js';
+import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+
+const available = postgresAvailable('the sk_commit signature tests did not run');
+
+afterAll(async () => {
+  if (available) await endAdmin();
+});
+
+/** The IN parameters of `schema.fn` as pg_proc records them: name and format_type, in order. */
+async function signatureOf(schema: string, fn: string) {
+  const overloads = await admin().query<{ n: number }>(
+    `SELECT count(*)::integer AS n FROM pg_proc p JOIN pg_namespace s ON s.oid = p.pronamespace
+     WHERE s.nspname = $1 AND p.proname = $2`,
+    [schema, fn],
+  );
+  const r = await admin().query<{ name: string; type: string }>(
+    `SELECT a.name, format_type(a.type, NULL) AS type
+     FROM pg_proc p JOIN pg_namespace s ON s.oid = p.pronamespace,
+       unnest(p.proargnames,
+              coalesce(p.proargmodes, array_fill('i'::"char", ARRAY[cardinality(p.proargnames)])),
+              coalesce(p.proallargtypes, p.proargtypes::oid[]))
+         WITH ORDINALITY AS a(name, mode, type, o)
+     WHERE s.nspname = $1 AND p.proname = $2 AND a.mode IN ('i', 'b')
+     ORDER BY a.o`,
+    [schema, fn],
+  );
+  return { overloads: overloads.rows[0]!.n, params: r.rows };
+}
+
+const tableOf = <A>(params: readonly FunctionParam<A>[]) =>
+  params.map((p) => ({ name: p.name, type: p.type }));
+
+describe.runIf(available)('statements/commit › parameter tables match pg_proc', () => {
+  it('COMMIT_PARAMS is sk_commit’s signature and APPEND_PARAMS sk_append’s (names, order, types)', async () => {
+    const store = await freshStore();
+    try {
+      const commit = await signatureOf(store.schema, 'sk_commit');
+      expect(commit.overloads).toBe(1);
+      expect(tableOf(COMMIT_PARAMS)).toEqual(commit.params);
+      const append = await signatureOf(store.schema, 'sk_append');
+      expect(append.overloads).toBe(1);
+      expect(tableOf(APPEND_PARAMS)).toEqual(append.params);
+    } finally {
+      await destroyStore(store);
+    }
+  });
+});
+
+describe('statements/commit › named calls', () => {
+  it('passes each parameter by name, as $n of its position, cast to its type', () => {
+    const text = namedCall('"x"', 'sk_commit', COMMIT_PARAMS);
+    expect(text.startsWith('SELECT * FROM "x".sk_commit(p_id => $1::text, ')).toBe(true);
+    COMMIT_PARAMS.forEach((p, i) => {
+      expect(text).toContain(`${p.name} => $${i + 1}::${p.type}`);
+    });
+    expect(text.match(/=>/g)).toHaveLength(COMMIT_PARAMS.length);
+    expect(new Set(COMMIT_PARAMS.map((p) => p.name)).size).toBe(COMMIT_PARAMS.length);
+  });
+
+  it('gives one value per parameter, in the table’s order', () => {
+    const now = new Date(1);
+    const values = callValues(APPEND_PARAMS, {
+      id: 's',
+      expectedRevision: 3,
+      now,
+      bodies: ['{}'],
+      search: { seqs: [0], texts: ['\u0001x'] },
+      incTurns: 1,
+    });
+    expect(values).toEqual(['s', 3, null, ['{}'], [0], ['\u0001x'], now, null, null, 1]);
+  });
+});

@@ -1,0 +1,36 @@
+// migrations/runner.ts: many processes opening one empty schema at once.
+import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../src/index.js';
+import { LATEST_VERSION, MIGRATIONS } from '../src/migrations/index.js';
+import { postgresAvailable } from './env.js';
+import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+
+const available = postgresAvailable('the migration-runner tests did not run');
+
+afterAll(async () => {
+  if (available) await endAdmin();
+});
+
+describe.runIf(available)('migrations/runner › concurrent first opens', () => {
+  it('8 stores with their own pools opening an empty schema at once all succeed, migrating once', async () => {
+    const schema = freshSchema();
+    const pools = Array.from({ length: 8 }, () => newPool(2));
+    try {
+      const stores = await Promise.all(
+        pools.map((pool) => PostgresStore.fromPool(pool, { schema })),
+      );
+      const r = await admin().query(
+        `SELECT version, count(*)::int AS n FROM "${schema}".schema_migrations GROUP BY version ORDER BY version`,
+      );
+      expect(r.rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
+      expect(Math.max(...r.rows.map((x: { version: number }) => x.version))).toBe(LATEST_VERSION);
+      // Every store works on the shared schema.
+      await stores[0]!.create({ id: 'shared-1', title: 'one' });
+      for (const s of stores) expect((await s.load('shared-1')).title).toBe('one');
+      for (const s of stores) await s.close();
+    } finally {
+      for (const p of pools) await p.end();
+      await dropSchema(schema);
+    }
+  });
+});

@@ -1,0 +1,82 @@
+// search-rows.ts: search rows hold each message separately, in chunks of about 64 KB.
+import { SEARCH_TEXT_SEPARATOR, searchTextMatches, searchTextOf } from '@sessionkit/core/adapter';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SEARCH_CHUNK, searchChunks } from '../src/search-rows.js';
+import { postgresAvailable } from './env.js';
+import { admin, borrowedStore, endAdmin } from './harness.js';
+
+const available = postgresAvailable('the search-rows tests did not run');
+
+afterAll(async () => {
+  if (available) await endAdmin();
+});
+
+describe.runIf(available)('search-rows › search never spans two messages', () => {
+  it('a query straddling two messages matches neither within one search row nor across a row cut', async () => {
+    const { schema, store, dispose } = await borrowedStore();
+    try {
+      await store.create({ id: 's', messages: [] });
+      // Two short messages in one commit share one search row.
+      await store.commit('s', {
+        append: [
+          { role: 'user', content: 'first needle' },
+          { role: 'assistant', content: 'haystack second' },
+        ],
+      });
+      // Over 64 KB in one commit: the second message starts a new search row.
+      const before = `${'x'.repeat(66_000)} tail`;
+      await store.commit('s', {
+        append: [
+          { role: 'user', content: before },
+          { role: 'assistant', content: 'head more' },
+        ],
+      });
+      const rows = await admin().query(`SELECT seq FROM "${schema}".search_rows ORDER BY seq`);
+      expect(rows.rows.map((r: { seq: number }) => r.seq)).toEqual([0, 2, 3]);
+      const history = searchTextOf(await store.loadMessages('s'));
+      for (const [query, found] of [
+        ['needle', true],
+        ['haystack', true],
+        ['needle\nhaystack', false],
+        ['needlehaystack', false],
+        ['needle haystack', false],
+        ['tail head', false],
+        ['tail\nhead', false],
+        ['tail', true],
+        ['head more', true],
+      ] as const) {
+        expect(searchTextMatches(history, query)).toBe(found);
+        expect((await store.list({ query })).map((x) => x.id)).toEqual(found ? ['s'] : []);
+      }
+      expect((await store.repair()).indexEntriesFixed).toBe(0);
+    } finally {
+      await dispose();
+    }
+  });
+});
+
+describe('search-rows › search chunks', () => {
+  it('holds each message as searchTextOf writes it (separator first), in rows of about 64 KB cut between messages', () => {
+    expect(searchChunks([])).toEqual({ seqs: [], texts: [] });
+    const messages = [
+      { role: 'tool', content: [{ type: 'image', mediaType: 'x' }] },
+      { role: 'user', content: 'Hello\u0000World' },
+      'Bare',
+      { role: 'assistant', content: [{ type: 'text', text: 'ÄÖÜ' }] },
+    ];
+    expect(searchChunks(messages)).toEqual({
+      seqs: [1],
+      texts: [searchTextOf(messages).replace('\u0000', '\uFFFD')],
+    });
+    expect(searchChunks(messages).texts[0]).toBe('Ahello\uFFFDworldAbareAäöü');
+    const big = 'x'.repeat(40_000);
+    const chunks = searchChunks([big, big, big, '', big]);
+    expect(chunks.seqs).toEqual([0, 1, 2, 4]);
+    // Rows concatenate to searchTextOf, and each starts at a message: no overlap needed.
+    expect(chunks.texts.join('')).toBe(searchTextOf([big, big, big, big]));
+    for (const text of chunks.texts) expect(text.startsWith(SEARCH_TEXT_SEPARATOR)).toBe(true);
+    // One message over the row size is never split.
+    const huge = 'y'.repeat(SEARCH_CHUNK + 10);
+    expect(searchChunks([huge, 'z']).texts).toEqual([`A${huge}`, 'Az']);
+  });
+});
