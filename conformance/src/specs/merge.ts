@@ -94,6 +94,22 @@ export const mergeSpec = defineSpec('merge', 'Brancher', (t) => {
     expect(merged.title).toBe('renamed');
   });
 
+  t.test(
+    'a save that cuts the parent back to the branch point makes the merge diverge',
+    async (ctx) => {
+      // DESIGN: a parent history changed after the branch point in any way → merge_diverged.
+      // Appending then cutting back is such a change, though the count matches again.
+      const parent = await createSession(ctx, { messages: turns(1) });
+      const child = await brancher(ctx.store).branch(parent.id, 2);
+      await commitTurn(ctx.store, child.id, { append: turn(1) });
+      await commitTurn(ctx.store, parent.id, { append: turn(7) });
+      const grown = await ctx.store.load(parent.id);
+      await ctx.store.save({ ...grown, messages: grown.messages.slice(0, 2) });
+      await expectCode(brancher(ctx.store).merge(child.id), 'merge_diverged');
+      expect((await ctx.store.load(parent.id)).messages).toEqual(turns(1));
+    },
+  );
+
   t.test('merge keeps the counter changes the parent made after the branch', async (ctx) => {
     const parent = await createSession(ctx, {
       messages: turns(1),
@@ -115,16 +131,19 @@ export const mergeSpec = defineSpec('merge', 'Brancher', (t) => {
   });
 
   t.test('merge of an untouched parent takes the branch counters exactly', async (ctx) => {
-    const parent = await createSession(ctx, { messages: turns(1), costUsd: 0.1, tokenCount: 9 });
+    // The branch's value itself, not base + (child − base), which floating point rounds:
+    // 0.2 + (0.9 − 0.2) is 0.8999999999999999.
+    const parent = await createSession(ctx, { messages: turns(1), costUsd: 0.2, tokenCount: 9 });
     const child = await brancher(ctx.store).branch(parent.id, 2);
     await commitTurn(ctx.store, child.id, {
       append: turn(1),
-      increment: { costUsd: 0.2, tokenCount: 1 },
+      patch: { costUsd: 0.9 },
+      increment: { tokenCount: 1 },
     });
-    const branchState = await ctx.store.load(child.id);
     const merged = await brancher(ctx.store).merge(child.id);
-    expect(merged.costUsd).toBe(branchState.costUsd);
+    expect(merged.costUsd).toBe(0.9);
     expect(merged.tokenCount).toBe(10);
+    expect((await ctx.store.load(parent.id)).costUsd).toBe(0.9);
   });
 
   t.test('merge keeps the parent title, metadata, status, folder and state', async (ctx) => {

