@@ -2,7 +2,7 @@
 // (`file:./sessions?sync=false&lockTimeoutMs=2000`).
 
 import { errorsFor } from '@sessionkit/core/adapter';
-import type { FileStoreOptions } from './file-store.js';
+import type { FileStoreOptions } from './options.js';
 
 const errors = errorsFor('file');
 

@@ -3,8 +3,8 @@ import { promises as fsp, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeFrame } from '../src/format/frame.js';
 import { FileStore } from '../src/index.js';
-import { encodeFrame } from '../src/layout.js';
 import { snapshotsOf, tempDir } from './helpers.js';
 
 const msg = (role: 'user' | 'assistant', content: string): Message => ({ role, content });

@@ -1,9 +1,19 @@
-import { promises as fsp, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import {
+  promises as fsp,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConformanceInitializer } from '@sessionkit/conformance';
+import { isSessionKitError, type Message } from '@sessionkit/core';
+import { encodeFrame } from '../src/format/frame.js';
+import { FORMAT_VERSION } from '../src/format/version.js';
 import { FileStore } from '../src/index.js';
-import { encodeFrame, FORMAT_VERSION } from '../src/layout.js';
 
 /** A fresh private temp folder. */
 export function tempDir(prefix = 'sk-file-'): string {
@@ -18,6 +28,9 @@ export function snapshotsOf(dir: string, id: string): string[] {
     .map((n) => join(dir, 'sessions', id, n));
 }
 
+/** Folders the open-store spec's URLs named, removed when the suite ends. */
+const urlDirs: string[] = [];
+
 /** The file-store initializer of the conformance suite. */
 export const fileInitializer: ConformanceInitializer<FileStore> = {
   name: 'file',
@@ -27,8 +40,23 @@ export const fileInitializer: ConformanceInitializer<FileStore> = {
   probes: {
     messageBodyReads: (store) => store.stats.transcriptReads,
   },
+  // A file: URL naming a fresh folder, opened through core's openStore.
+  openUrl: () => {
+    const dir = tempDir();
+    urlDirs.push(dir);
+    return `file:${join(dir, 'store')}`;
+  },
+  afterAll: () => {
+    for (const dir of urlDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  },
   faults: {
-    damageIndex: async (store, id) => {
+    damageIndex: async (store, id, kind) => {
+      const index = join(store.dir, 'index.log');
+      if (kind === 1) {
+        // The entry deleted from the index: the session is still on disk.
+        await fsp.appendFile(index, encodeFrame({ v: FORMAT_VERSION, op: 'del', id }));
+        return;
+      }
       // A stale cache entry appended to the real index file: wrong title and count.
       const entry = (await store.list({ includeArchived: true, limit: 1000 })).find(
         (s) => s.id === id,
@@ -44,17 +72,57 @@ export const fileInitializer: ConformanceInitializer<FileStore> = {
         archivedAt: rest.archivedAt?.getTime(),
       };
       await fsp.appendFile(
-        join(store.dir, 'index.log'),
+        index,
         encodeFrame({ v: FORMAT_VERSION, op: 'put', entry: JSON.parse(JSON.stringify(stale)) }),
       );
     },
-    corruptSession: async (store, id) => {
-      // Garbage over the middle of the newest snapshot.
+    indexDamageKinds: 2,
+    corruptSession: async (store, id, kind) => {
       const snaps = snapshotsOf(store.dir, id);
       const path = snaps[snaps.length - 1]!;
       const buf = await fsp.readFile(path);
+      if (kind === 1) {
+        // A snapshot cut short (a torn copy from another disk).
+        await fsp.writeFile(path, buf.subarray(0, Math.floor(buf.length / 2)));
+        return;
+      }
+      // Garbage over the middle of the newest snapshot.
       buf.fill(0x7a, Math.floor(buf.length / 3), Math.floor(buf.length / 3) + 16);
       await fsp.writeFile(path, buf);
     },
+    corruptionKinds: 2,
   },
 };
+
+/** The error code a promise rejects with, `ok` when it resolves. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
+  return p.then(
+    () => 'ok',
+    (e: unknown) => (isSessionKitError(e) ? e.code : `foreign: ${String(e)}`),
+  );
+}
+
+/** A user message with text `content`. */
+export const msg = (content: string): Message => ({ role: 'user', content });
+
+/** A lock file as core's `withFileLock` writes it, naming a process that has exited. */
+export function deadLock(path: string): void {
+  const pid = spawnSync(process.execPath, ['-e', '']).pid;
+  let pidNamespace: string | undefined;
+  try {
+    pidNamespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    pidNamespace = undefined;
+  }
+  writeFileSync(
+    path,
+    JSON.stringify({
+      pid,
+      hostname: hostname(),
+      acquiredAt: new Date().toISOString(),
+      token: 'dead',
+      pidNamespace,
+    }),
+    { mode: 0o600 },
+  );
+}

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Message } from '@sessionkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFrames } from '../src/format/frame.js';
 import { FileStore } from '../src/index.js';
-import { parseFrames } from '../src/layout.js';
 import { tempDir } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));

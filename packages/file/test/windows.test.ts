@@ -1,5 +1,5 @@
-// Issue 9 on the file store: windowed reads from one snapshot, reading only the log's
-// tail and the window's bytes of the snapshot (through the offset table).
+// Windowed reads (session/window-read.ts, session/history-read.ts): one snapshot, reading
+// only the log's tail and the window's bytes of the snapshot (through the offset table).
 import { spawn } from 'node:child_process';
 import { existsSync, promises as fsp, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { windowBounds } from '@sessionkit/core/adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodePrefix, PREFIX_BYTES } from '../src/format/frame.js';
 import { FileStore } from '../src/index.js';
-import { decodeHead, HEAD_BYTES } from '../src/layout.js';
 import { snapshotsOf, tempDir } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -120,12 +120,12 @@ describe('windows', () => {
     // damage, a window of the last messages does not need those bytes.
     const path = snapshotsOf(dir, 'g').at(-1)!;
     const buf = readFileSync(path);
-    const head = decodeHead(buf.subarray(0, HEAD_BYTES))!;
-    const bodyStart = HEAD_BYTES + head.metaLen;
+    const prefix = decodePrefix(buf.subarray(0, PREFIX_BYTES))!;
+    const bodyStart = PREFIX_BYTES + prefix.metaLen;
     buf.fill(
       0x7a,
-      bodyStart + Math.floor(head.bodyLen * 0.1),
-      bodyStart + Math.floor(head.bodyLen * 0.9),
+      bodyStart + Math.floor(prefix.bodyLen * 0.1),
+      bodyStart + Math.floor(prefix.bodyLen * 0.9),
     );
     writeFileSync(path, buf);
     const t = new FileStore({ dir });

@@ -1,4 +1,4 @@
-// A writer reuses what it knows between commits (the session's head, kept append
+// A writer reuses what it knows between commits (the session's tip, kept append
 // descriptors). These tests change the files under it the ways another process can — two
 // stores over one folder share nothing in memory — and check that it notices every time.
 import { linkSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,7 @@ describe('writer caches across stores', () => {
   it('notices a newer snapshot whose writer died before removing the old files', async () => {
     await a.create({ id: 's' });
     await a.commit('s', { append: [msg('a1')] });
-    await a.commit('s', { append: [msg('a2')] }); // `a` now holds a current cached head
+    await a.commit('s', { append: [msg('a2')] }); // `a` now holds a current cached tip
     const dir = join(root, 'store', 'sessions', 's');
     // Keep the old snapshot and log alive under other names (same inodes)...
     linkSync(join(dir, 'snap-1.skr'), join(root, 'old-snap'));
@@ -90,11 +90,11 @@ describe('writer caches across stores', () => {
     expect((await b.loadMessages('s')).length).toBe(2 + kept);
   });
 
-  it('a writer does not trust a head a reader took from a half-written record', async () => {
+  it('a writer does not trust a tip a reader took from a half-written record', async () => {
     await a.create({ id: 's' });
     await a.commit('s', { append: [msg('one')] });
     await a.commit('s', { append: [msg('two, never acknowledged')] });
-    // A power loss left the last record's head, meta and tail but not its body, and the
+    // A power loss left the last record's prefix, meta and tail but not its body, and the
     // writer's lock file behind.
     const log = join(root, 'store', 'sessions', 's', 'log-1.skr');
     const bytes = readFileSync(log);
@@ -105,7 +105,7 @@ describe('writer caches across stores', () => {
     utimesSync(lock, new Date(0), new Date(0));
     const c = new FileStore({ dir: join(root, 'store'), lockStaleMs: 100 });
     try {
-      // Listing reads the head of a session whose lock file is present (metas only).
+      // Listing reads the tip of a session whose lock file is present (metas only).
       expect((await c.list())[0]).toMatchObject({ id: 's', messageCount: 2 });
       const r = await c.commit('s', { append: [msg('three')] });
       expect(r.messageCount).toBe(2);
@@ -152,38 +152,6 @@ describe('writer caches across stores', () => {
     } finally {
       await c.close();
       await d.close();
-    }
-  });
-});
-
-describe('folding the log into a snapshot', () => {
-  it('splices stored bytes into exactly the transcript a full load builds', async () => {
-    const store = new FileStore({ dir: join(root, 'fold'), snapshotEvery: 3 });
-    try {
-      await store.create({ id: 'f' }); // an empty snapshot: `[]`
-      const expected: unknown[] = [];
-      for (let i = 0; i < 40; i++) {
-        if (i % 4 === 3) {
-          // A record without messages (empty body) between appends.
-          await store.commit('f', { patch: { title: `t${i}` }, increment: { turnCount: 1 } });
-          continue;
-        }
-        const batch = [
-          { role: 'user', content: `[${i}] "quoted" ]], {not: json} — ünïcødé 🎉` },
-          { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], extra: { n: i } },
-        ];
-        expected.push(...batch);
-        await store.commit('f', { append: batch as Message[] });
-      }
-      expect(snapshotsOf(join(root, 'fold'), 'f')).toHaveLength(1);
-      const reader = new FileStore({ dir: join(root, 'fold') });
-      const loaded = await reader.load('f');
-      expect(loaded.messages).toEqual(expected);
-      expect(loaded.title).toBe('t39');
-      expect(loaded.turnCount).toBe(10);
-      await reader.close();
-    } finally {
-      await store.close();
     }
   });
 });

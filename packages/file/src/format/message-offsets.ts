@@ -1,14 +1,11 @@
 // The message-offset table of a format-3 snapshot: where each message's JSON sits in the
 // snapshot body and its CRC-32, so a window read fetches and checks only the messages it
-// returns (see `OffsetsMeta` in layout.ts for the byte layout).
+// returns (see `OffsetsMeta` in records.ts for the byte layout).
 
-import {
-  crc32,
-  encodeFrame,
-  FORMAT_VERSION,
-  type OffsetsMeta,
-  type SnapshotMeta,
-} from '../layout.js';
+import { crc32 } from './crc32.js';
+import { encodeFrame } from './frame.js';
+import type { OffsetsMeta, SnapshotMeta } from './records.js';
+import { FORMAT_VERSION } from './version.js';
 
 /** Bytes per table entry: u32 offset + u32 CRC-32. */
 export const ENTRY_BYTES = 8;

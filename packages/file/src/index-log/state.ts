@@ -1,17 +1,19 @@
 // Index log (index.log) in-memory state: building, applying and serializing its records.
 import { randomBytes } from 'node:crypto';
 import type { ListableEntry } from '@sessionkit/core/adapter';
-import { encodeFrame, FORMAT_VERSION, type IndexEntryJson, type IndexMeta } from '../layout.js';
+import { encodeFrame } from '../format/frame.js';
+import type { IndexEntryJson, IndexMeta } from '../format/records.js';
+import { FORMAT_VERSION } from '../format/version.js';
 
 export interface IndexState {
   ino: number;
   size: number;
   /**
-   * The file's first frame head (`HEAD_BYTES`), once read. Every rewritten index begins
+   * The file's first frame prefix (`PREFIX_BYTES`), once read. Every rewritten index begins
    * with a random `gen` record, so a new file that got the inode number of the one read
    * before (file systems reuse them) is told apart by this, not by inode and size.
    */
-  first: Buffer | undefined;
+  firstPrefix: Buffer | undefined;
   entries: Map<string, IndexEntryJson>;
   /** Listable views of `entries`, built once per entry. */
   listable: Map<string, ListableEntry & { entry: IndexEntryJson }>;
@@ -22,7 +24,7 @@ export function emptyIndex(): IndexState {
   return {
     ino: 0,
     size: 0,
-    first: undefined,
+    firstPrefix: undefined,
     entries: new Map(),
     listable: new Map(),
     children: undefined,

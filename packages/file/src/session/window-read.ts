@@ -4,22 +4,24 @@
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core/adapter';
-import { ENTRY_BYTES, tableEntry } from '../format/message-offsets.js';
+import { crc32 } from '../format/crc32.js';
 import {
-  crc32,
-  decodeHead,
-  type FrameHead,
-  HEAD_BYTES,
+  decodePrefix,
+  type FramePrefix,
+  PREFIX_BYTES,
+  TAIL_BYTES,
+  TAIL_MAGIC,
+} from '../format/frame.js';
+import { ENTRY_BYTES, tableEntry } from '../format/message-offsets.js';
+import { type SessionPaths, scanSessionDir } from '../format/paths.js';
+import {
   type HeaderJson,
   headerProblem,
   type LogMeta,
   type OffsetsMeta,
-  type SessionPaths,
   type SnapshotMeta,
-  scanSessionDir,
-  TAIL_BYTES,
-  TAIL_MAGIC,
-} from '../layout.js';
+} from '../format/records.js';
+import { isEnoent } from '../io/fs-helpers.js';
 
 /** A window as the store returns it (messages still owned by the reader: fresh objects). */
 export interface WindowRead {
@@ -43,7 +45,6 @@ export interface ReadCounter {
 }
 
 const LOG_CHUNK = 64 * 1024;
-const isEnoent = (e: unknown) => (e as { code?: unknown } | null)?.code === 'ENOENT';
 
 /** Reads `length` bytes at `position` (short only at the end of the file). */
 function pread(fd: number, length: number, position: number, counter: ReadCounter): Buffer {
@@ -75,20 +76,20 @@ function parseJson<T>(buf: Buffer): T | undefined {
   }
 }
 
-/** A frame's head and meta read at `offset` (meta CRC checked), or undefined. */
-function readHeadAndMeta<T>(
+/** A frame's prefix and meta read at `offset` (meta CRC checked), or undefined. */
+function readPrefixAndMeta<T>(
   fd: number,
   offset: number,
   fileSize: number,
   counter: ReadCounter,
-): { head: FrameHead; meta: T } | undefined {
-  if (offset + HEAD_BYTES > fileSize) return undefined;
-  const head = decodeHead(pread(fd, HEAD_BYTES, offset, counter));
-  if (!head || offset + head.total > fileSize) return undefined;
-  const metaBuf = pread(fd, head.metaLen, offset + HEAD_BYTES, counter);
-  if (metaBuf.length !== head.metaLen || crc32(metaBuf) !== head.metaCrc) return undefined;
+): { prefix: FramePrefix; meta: T } | undefined {
+  if (offset + PREFIX_BYTES > fileSize) return undefined;
+  const prefix = decodePrefix(pread(fd, PREFIX_BYTES, offset, counter));
+  if (!prefix || offset + prefix.total > fileSize) return undefined;
+  const metaBuf = pread(fd, prefix.metaLen, offset + PREFIX_BYTES, counter);
+  if (metaBuf.length !== prefix.metaLen || crc32(metaBuf) !== prefix.metaCrc) return undefined;
   const meta = parseJson<T>(metaBuf);
-  return meta === undefined ? undefined : { head, meta };
+  return meta === undefined ? undefined : { prefix, meta };
 }
 
 /** One log record found from the end: its meta and its whole frame's bytes. */
@@ -96,7 +97,7 @@ interface TailRecord {
   meta: LogMeta;
   start: number;
   frame: Buffer;
-  head: FrameHead;
+  prefix: FramePrefix;
 }
 
 /** Reads a log backwards in chunks, so the last records cost one or two `pread`s. */
@@ -123,26 +124,26 @@ class BackwardLog {
     return this.#buf.subarray(from - this.#bufStart, to - this.#bufStart);
   }
 
-  /** The record that ends at `end`, checked (head, meta, body CRCs, trailer), or undefined. */
+  /** The record that ends at `end`, checked (prefix, meta, body CRCs, trailer), or undefined. */
   recordBefore(end: number): TailRecord | undefined {
-    if (end < HEAD_BYTES + TAIL_BYTES) return undefined;
+    if (end < PREFIX_BYTES + TAIL_BYTES) return undefined;
     const tail = this.bytes(end - TAIL_BYTES, end);
     const total = tail.readUInt32LE(0);
-    if (tail.readUInt32LE(4) !== TAIL_MAGIC || total > end || total < HEAD_BYTES + TAIL_BYTES)
+    if (tail.readUInt32LE(4) !== TAIL_MAGIC || total > end || total < PREFIX_BYTES + TAIL_BYTES)
       return undefined;
     const start = end - total;
     const frame = this.bytes(start, end);
-    const head = decodeHead(frame.subarray(0, HEAD_BYTES));
-    if (!head || head.total !== total) return undefined;
-    const metaBuf = frame.subarray(HEAD_BYTES, HEAD_BYTES + head.metaLen);
+    const prefix = decodePrefix(frame.subarray(0, PREFIX_BYTES));
+    if (!prefix || prefix.total !== total) return undefined;
+    const metaBuf = frame.subarray(PREFIX_BYTES, PREFIX_BYTES + prefix.metaLen);
     const body = frame.subarray(
-      HEAD_BYTES + head.metaLen,
-      HEAD_BYTES + head.metaLen + head.bodyLen,
+      PREFIX_BYTES + prefix.metaLen,
+      PREFIX_BYTES + prefix.metaLen + prefix.bodyLen,
     );
-    if (crc32(metaBuf) !== head.metaCrc || crc32(body) !== head.bodyCrc) return undefined;
+    if (crc32(metaBuf) !== prefix.metaCrc || crc32(body) !== prefix.bodyCrc) return undefined;
     const meta = parseJson<LogMeta>(metaBuf);
     if (!meta || typeof meta.seq !== 'number') return undefined;
-    return { meta, start, frame, head };
+    return { meta, start, frame, prefix };
   }
 }
 
@@ -150,8 +151,8 @@ class BackwardLog {
 function recordMessages(r: TailRecord): unknown[] | undefined {
   if (r.meta.appended === 0) return [];
   const body = r.frame.subarray(
-    HEAD_BYTES + r.head.metaLen,
-    HEAD_BYTES + r.head.metaLen + r.head.bodyLen,
+    PREFIX_BYTES + r.prefix.metaLen,
+    PREFIX_BYTES + r.prefix.metaLen + r.prefix.bodyLen,
   );
   const parsed = parseJson<unknown>(body);
   return Array.isArray(parsed) && parsed.length === r.meta.appended ? parsed : undefined;
@@ -197,23 +198,23 @@ function tailRecords(
 function snapshotRange(
   fd: number,
   snapSize: number,
-  first: FrameHead,
+  first: FramePrefix,
   count: number,
   s: number,
   e: number,
   counter: ReadCounter,
 ): unknown[] | undefined {
   if (e <= s) return [];
-  const offsets = readHeadAndMeta<OffsetsMeta>(fd, first.total, snapSize, counter);
+  const offsets = readPrefixAndMeta<OffsetsMeta>(fd, first.total, snapSize, counter);
   if (offsets?.meta.kind !== 'offsets' || offsets.meta.count !== count) return undefined;
-  if (offsets.head.bodyLen !== (count + 1) * ENTRY_BYTES) return undefined;
-  const tableStart = first.total + HEAD_BYTES + offsets.head.metaLen;
+  if (offsets.prefix.bodyLen !== (count + 1) * ENTRY_BYTES) return undefined;
+  const tableStart = first.total + PREFIX_BYTES + offsets.prefix.metaLen;
   const slice = pread(fd, (e - s + 1) * ENTRY_BYTES, tableStart + s * ENTRY_BYTES, counter);
   if (slice.length !== (e - s + 1) * ENTRY_BYTES) return undefined;
   const from = tableEntry(slice, s, s).offset;
   const to = tableEntry(slice, s, e).offset - 1;
   if (from < 1 || to <= from || to >= first.bodyLen) return undefined;
-  const bodyStart = HEAD_BYTES + first.metaLen;
+  const bodyStart = PREFIX_BYTES + first.metaLen;
   const bytes = pread(fd, to - from, bodyStart + from, counter);
   if (bytes.length !== to - from) return undefined;
   for (let i = s; i < e; i++) {
@@ -271,9 +272,9 @@ function readOpened(
   counter: ReadCounter,
 ): WindowAttempt {
   const snapSize = fstatSync(snapFd).size;
-  const snap = readHeadAndMeta<SnapshotMeta>(snapFd, 0, snapSize, counter);
+  const snap = readPrefixAndMeta<SnapshotMeta>(snapFd, 0, snapSize, counter);
   if (snap?.meta.kind !== 'snapshot' || headerProblem(snap.meta.header, id)) return 'fallback';
-  const tabled = snapSize > snap.head.total;
+  const tabled = snapSize > snap.prefix.total;
   const snapCount = snap.meta.messageCount;
   const logSize = logFd === undefined ? 0 : fstatSync(logFd).size;
   let bounds = { start: 0, end: 0 };
@@ -298,7 +299,7 @@ function readOpened(
     const part = snapshotRange(
       snapFd,
       snapSize,
-      snap.head,
+      snap.prefix,
       snapCount,
       start,
       Math.min(end, snapCount),

@@ -1,0 +1,71 @@
+// The descriptor cache: append descriptors (commit logs, search files, the index) kept open
+// between writes, so a commit needs no open/close and a writer can trust an inode number.
+
+import { closeQuietly } from './fs-helpers.js';
+
+/** Append descriptors a store keeps open at most (commit logs, search files, the index). */
+const KEPT_FILES = 32;
+
+/**
+ * Append descriptors kept open between writes, by path, least recently used first. A
+ * descriptor is taken out while in use (`take`) and put back after (`keep`), so
+ * `dropAll()` (the store's `close()`) never closes one under a pending `fdatasync`. Each is
+ * used only after checking that its inode is still the file at its path (see the callers).
+ */
+export class KeptFiles {
+  readonly #files = new Map<string, { fd: number; ino: number }>();
+
+  /** The inode of the descriptor kept for `path`, if any (it stays kept). */
+  inoOf(path: string): number | undefined {
+    return this.#files.get(path)?.ino;
+  }
+
+  /**
+   * Takes the kept descriptor of `path` out of the cache (the caller owns it until `keep`
+   * or `closeSync`) if its inode is `ino`; a descriptor of another inode (the file was
+   * replaced or removed) is closed. `undefined` when there is none.
+   */
+  take(path: string, ino: number): number | undefined {
+    const f = this.#files.get(path);
+    if (!f) return undefined;
+    this.#files.delete(path);
+    if (f.ino === ino) return f.fd;
+    closeQuietly(f.fd);
+    return undefined;
+  }
+
+  /**
+   * Returns a descriptor to the cache, or closes it when `closeInstead` (the store is
+   * closed) or on Windows; the least recently used one is closed when the cache is full.
+   */
+  keep(path: string, fd: number, ino: number, closeInstead: boolean): void {
+    this.drop(path);
+    if (closeInstead || process.platform === 'win32') {
+      closeQuietly(fd);
+      return;
+    }
+    this.#files.set(path, { fd, ino });
+    if (this.#files.size > KEPT_FILES) {
+      const oldest = this.#files.keys().next().value as string;
+      this.drop(oldest);
+    }
+  }
+
+  /** True when `path` is kept open as inode `ino` (so that number cannot be reused). */
+  isPinned(path: string, ino: number): boolean {
+    return this.#files.get(path)?.ino === ino;
+  }
+
+  /** Closes the descriptor kept for `path`, if any. */
+  drop(path: string): void {
+    const f = this.#files.get(path);
+    if (!f) return;
+    this.#files.delete(path);
+    closeQuietly(f.fd);
+  }
+
+  /** Closes every kept descriptor (those taken out are closed by their users). */
+  dropAll(): void {
+    for (const path of [...this.#files.keys()]) this.drop(path);
+  }
+}

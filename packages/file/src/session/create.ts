@@ -1,0 +1,74 @@
+// Creating a session: its folder and first snapshot, search text and index entry.
+
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { isSessionKitError, isValidId, newSessionId } from '@sessionkit/core';
+import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { ensurePrivateDir, fsyncDir } from '@sessionkit/core/adapter';
+import { scanSessionDir } from '../format/paths.js';
+import { entryOf, type HeaderJson } from '../format/records.js';
+import { appendIndexRecords, putRecord } from '../index-log/append.js';
+import { isEnoent } from '../io/fs-helpers.js';
+import { writeSearchFile } from '../search/search-file.js';
+import type { StoreContext } from '../store/context.js';
+import { errors, missingSnapshot } from '../store/errors.js';
+import { listSessionFolder } from './folder.js';
+import { writeSnapshot } from './snapshot.js';
+import { readSessionTip } from './tip.js';
+
+/**
+ * Creates the session folder and its first snapshot, search file and index entry; the
+ * caller holds the session lock. Throws `exists`, or `corrupt` when a commit log survives
+ * without its snapshot (a damaged session, kept as it is).
+ */
+export async function createSessionLocked(
+  ctx: StoreContext,
+  header: HeaderJson,
+  lineage: HistoryLineage,
+  messages: unknown[],
+): Promise<void> {
+  const id = header.id;
+  const sp = ctx.sessionPaths(id);
+  const names = listSessionFolder(sp.dir) ?? [];
+  const scan = scanSessionDir(names);
+  if (scan.snapshots.length > 0 || scan.legacy) throw errors.exists(id);
+  // A commit log without its snapshot is a damaged session, not left-overs: keep it.
+  if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
+  // Left-overs of a create killed before its snapshot: start clean.
+  for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
+  await ensurePrivateDir(sp.dir);
+  if (ctx.options.sync) await fsyncDir(ctx.paths.sessions);
+  await writeSnapshot(ctx, id, header, lineage, messages);
+  await writeSearchFile(ctx, id, messages);
+  await appendIndexRecords(ctx, [putRecord(entryOf(header, messages.length))], id);
+}
+
+/**
+ * The lineage of the session `parentId` names, `undefined` when there is none or it
+ * does not exist (core's `createdLineage` then bases on 0). Reads metas only.
+ */
+export async function parentLineage(
+  ctx: StoreContext,
+  parentId: string | undefined,
+): Promise<HistoryLineage | undefined> {
+  if (parentId === undefined || !isValidId(parentId)) return undefined;
+  try {
+    return (await readSessionTip(ctx, parentId, 'reader')).lineage;
+  } catch (e) {
+    if (isSessionKitError(e, 'not_found') || isSessionKitError(e, 'corrupt')) return undefined;
+    throw e;
+  }
+}
+
+/** A new session id whose folder does not exist. */
+export async function freshSessionId(ctx: StoreContext): Promise<string> {
+  for (;;) {
+    const id = newSessionId();
+    try {
+      await fsp.stat(ctx.sessionPaths(id).dir);
+    } catch (e) {
+      if (isEnoent(e)) return id;
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+// The session lock (`locks/<id>.lock`, core's `withFileLock`) and the promise every
+// holder keeps before releasing it: the index entry matches the session's tip.
+
+import { isDeepStrictEqual } from 'node:util';
+import { isSessionKitError } from '@sessionkit/core';
+import { withFileLock } from '@sessionkit/core/adapter';
+import { entryOf, type IndexEntryJson } from '../format/records.js';
+import { appendIndexRecords, delRecord, putRecord } from '../index-log/append.js';
+import { readIndexTail } from '../index-log/read.js';
+import type { StoreContext } from '../store/context.js';
+import { readSessionTip } from './tip.js';
+
+/**
+ * Runs `fn` under the session's lock file. Before releasing it, when `fn` appended no
+ * index record for the session (a runtime status, an event, a branch of it, a write that
+ * failed), makes sure the index entry matches the session's tip: a writer killed after
+ * its data was durable but before its index record leaves only its lock file behind,
+ * which is what makes listing read the tip, so whoever removes that lock must first
+ * append the missing entry. Does not compact the index (see `lockForWrite`).
+ */
+export async function withSessionLock<T>(
+  ctx: StoreContext,
+  id: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return withFileLock(
+    ctx.sessionPaths(id).lock,
+    async () => {
+      ctx.lockedSessions.add(id);
+      ctx.indexedUnderLock.delete(id);
+      try {
+        return await fn();
+      } finally {
+        try {
+          if (!ctx.indexedUnderLock.has(id)) await syncIndexEntry(ctx, id);
+        } catch {
+          // best-effort: the lock file is still ours until we return, listing stays right
+          // for as long as it exists, and `repair()` fixes any entry left stale
+        }
+        ctx.indexedUnderLock.delete(id);
+        ctx.lockedSessions.delete(id);
+      }
+    },
+    ctx.lockOptions,
+  );
+}
+
+/**
+ * Appends the session's tip to the index when the index entry differs from it (or a
+ * `del` when the session is gone). The caller holds the session's lock, so the tip is
+ * the truth and the record lands in write order. Reads metas only.
+ */
+async function syncIndexEntry(ctx: StoreContext, id: string): Promise<void> {
+  const state = readIndexTail(ctx);
+  if (typeof state === 'string') return; // missing or damaged: the next reader rebuilds it
+  let entry: IndexEntryJson | undefined;
+  try {
+    const tip = await readSessionTip(ctx, id, 'reader');
+    entry = entryOf(tip.header, tip.messageCount);
+  } catch (e) {
+    if (isSessionKitError(e, 'corrupt')) return; // left as is: repair() reports it
+    if (!isSessionKitError(e, 'not_found')) throw e;
+  }
+  const current = state.entries.get(id);
+  if (entry === undefined) {
+    if (current) await appendIndexRecords(ctx, [delRecord(id)], id);
+    return;
+  }
+  if (current && isDeepStrictEqual(jsonCopy(current), jsonCopy(entry))) return;
+  await appendIndexRecords(ctx, [putRecord(entry)], id);
+}
+
+/** `value` as JSON would store it (no `undefined` members), for comparisons. */
+function jsonCopy(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}

@@ -1,0 +1,43 @@
+// A session's runtime status (`status.json`), written atomically beside the transcript
+// and never touching it.
+
+import { promises as fsp } from 'node:fs';
+import type { JsonValue } from '@sessionkit/core';
+import { isEnoent } from '../io/fs-helpers.js';
+import type { StoreContext } from '../store/context.js';
+import { errors } from '../store/errors.js';
+import { lockForWrite } from '../store/write-lock.js';
+import { assertSessionExists } from './folder.js';
+
+/** Writes `text` (core's `runtimeStatusText`) as the session's status, under its lock. */
+export async function saveRuntimeStatus(
+  ctx: StoreContext,
+  id: string,
+  text: string,
+): Promise<void> {
+  const sp = ctx.sessionPaths(id);
+  await lockForWrite(ctx, id, async () => {
+    await assertSessionExists(ctx, id);
+    await ctx.writeAtomic(sp.status, text);
+  });
+}
+
+/** The stored runtime status, or `null` when none was saved. Throws `not_found`, `corrupt`. */
+export async function loadRuntimeStatus(ctx: StoreContext, id: string): Promise<JsonValue | null> {
+  await assertSessionExists(ctx, id);
+  let text: string;
+  try {
+    text = await fsp.readFile(ctx.sessionPaths(id).status, 'utf8');
+  } catch (e) {
+    if (isEnoent(e)) {
+      await assertSessionExists(ctx, id);
+      return null;
+    }
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (cause) {
+    throw errors.corrupt(id, 'status.json is not valid JSON', cause);
+  }
+}

@@ -1,0 +1,247 @@
+// A session's tip: its header, lineage and message count after its last record, and where
+// that record is (snapshot and log identity, log size), read from metas only. Writers
+// append after it; readers list from it.
+
+import { statSync } from 'node:fs';
+import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { readLineage } from '@sessionkit/core/adapter';
+import { type SessionPaths, scanSessionDir } from '../format/paths.js';
+import type { HeaderJson } from '../format/records.js';
+import { isEnoent } from '../io/fs-helpers.js';
+import { type Fd, openFd } from '../io/sync-fd.js';
+import type { StoreContext } from '../store/context.js';
+import { errors, missingSnapshot } from '../store/errors.js';
+import { readLastRecord } from './commit-log.js';
+import { listSessionFolder, READ_ATTEMPTS } from './folder.js';
+import { type LoadedSession, readLegacySession } from './full-read.js';
+import { readSnapshotMeta, type SnapshotInfo, writeSnapshot } from './snapshot.js';
+
+/** What a writer needs of a session without reading its messages. */
+export interface SessionTip {
+  header: HeaderJson;
+  /** Merge lineage (core's `HistoryLineage`) after the last record. */
+  lineage: HistoryLineage;
+  messageCount: number;
+  snapRev: number;
+  /** The snapshot has a message-offset table (format 3): windows need not read it whole. */
+  tabled: boolean;
+  /** Inode of the snapshot file (a deleted and re-created session gets a new one). */
+  snapIno: number;
+  snapBytes: number;
+  /** Inode of the commit log, 0 when there is none. */
+  logIno: number;
+  /** End of the last good record of the log. */
+  logSize: number;
+  /** Bytes actually in the log file (> logSize when it ends in a torn append). */
+  logFileSize: number;
+  logRecords: number;
+  /**
+   * The last log record's body was checked (a writer's read, or this store wrote it).
+   * Readers take the last record from its prefix and meta alone; a writer trusts only a
+   * verified tip, so it never appends after a record a power loss left half-written.
+   */
+  verified: boolean;
+}
+
+/**
+ * Who asks for a tip. A `writer` holds the session's lock: it may use its cached tip after
+ * two `stat`s (`cachedWriterTip`), needs the last record's body verified, and turns a
+ * format-1 session into a snapshot first. A `reader` holds no lock and writes nothing.
+ */
+export type TipCaller = 'writer' | 'reader';
+
+/**
+ * The tip of a session, reading only the snapshot's meta and the last log record (cached
+ * by the log's inode and size). Throws `not_found`, `corrupt`, or `unavailable` when the
+ * session keeps changing under a reader.
+ */
+export async function readSessionTip(
+  ctx: StoreContext,
+  id: string,
+  caller: TipCaller,
+): Promise<SessionTip> {
+  const sp = ctx.sessionPaths(id);
+  if (caller === 'writer') {
+    const cached = cachedWriterTip(ctx, id, sp);
+    if (cached) return cached;
+  }
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    const names = listSessionFolder(sp.dir);
+    if (!names) throw errors.notFound(id);
+    const scan = scanSessionDir(names);
+    const snapRev = scan.snapshots[scan.snapshots.length - 1];
+    if (snapRev === undefined) {
+      if (!scan.legacy) throw missingSnapshot(id, scan.logs);
+      const legacy = await readLegacySession(ctx, id);
+      if (!legacy) continue;
+      if (caller === 'reader') return legacyTip(legacy);
+      // A writer migrates a format-1 session to a snapshot, then reads that.
+      await writeSnapshot(ctx, id, legacy.header, legacy.lineage, legacy.messages);
+      continue;
+    }
+    const tip = await readTipAt(ctx, id, sp, snapRev, caller);
+    if (tip) return tip;
+  }
+  throw errors.unavailable(`session "${id}" kept changing while being read`);
+}
+
+/** The tip of a format-1 session (no snapshot, no log). */
+function legacyTip(legacy: LoadedSession): SessionTip {
+  return {
+    header: legacy.header,
+    lineage: legacy.lineage,
+    messageCount: legacy.messages.length,
+    snapRev: 0,
+    tabled: false,
+    snapIno: 0,
+    snapBytes: 0,
+    logIno: 0,
+    logSize: 0,
+    logFileSize: 0,
+    logRecords: 0,
+    verified: false,
+  };
+}
+
+/** A tip with no log records yet, from a snapshot's meta. */
+function snapshotTip(snapRev: number, snapIno: number, snap: SnapshotInfo): SessionTip {
+  return {
+    header: snap.meta.header,
+    lineage: readLineage(snap.meta.lineage),
+    messageCount: snap.meta.messageCount,
+    snapRev,
+    tabled: snap.tabled,
+    snapIno,
+    snapBytes: snap.bytes,
+    logIno: 0,
+    logSize: 0,
+    logFileSize: 0,
+    logRecords: 0,
+    verified: true,
+  };
+}
+
+/**
+ * The tip of snapshot `snapRev` and its log, or `undefined` when a writer replaced the
+ * snapshot meanwhile (the caller lists the folder again). When the snapshot's and the
+ * log's identities match what this store last saw, the cached tip is current and nothing
+ * else is read.
+ */
+async function readTipAt(
+  ctx: StoreContext,
+  id: string,
+  sp: SessionPaths,
+  snapRev: number,
+  caller: TipCaller,
+): Promise<SessionTip | undefined> {
+  let snapIno: number;
+  try {
+    snapIno = Number(statSync(sp.snapshot(snapRev)).ino);
+  } catch (e) {
+    if (isEnoent(e)) return undefined;
+    throw e;
+  }
+  const cached = ctx.tips.get(id);
+  let handle: Fd | undefined;
+  try {
+    handle = openFd(sp.log(snapRev), 'r');
+  } catch (e) {
+    if (!isEnoent(e)) throw e;
+  }
+  if (!handle) {
+    // No shortcut from the cached tip here: only the snapshot's inode would vouch for it,
+    // and a session deleted and re-created by another process may get that inode number
+    // again. Its meta is small.
+    let snap: SnapshotInfo;
+    try {
+      snap = await readSnapshotMeta(id, sp.snapshot(snapRev));
+    } catch (e) {
+      if (isEnoent(e)) return undefined;
+      throw e;
+    }
+    const tip = snapshotTip(snapRev, snapIno, snap);
+    ctx.tips.set(id, tip);
+    return tip;
+  }
+  try {
+    const at = { sp, snapRev, snapIno, cached };
+    return await readTipWithLog(ctx, id, at, handle, caller);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `readTipAt` for a session with a log, open as `handle`; `at.cached` is this store's tip
+ * of the session when the snapshot was found.
+ */
+async function readTipWithLog(
+  ctx: StoreContext,
+  id: string,
+  at: { sp: SessionPaths; snapRev: number; snapIno: number; cached: SessionTip | undefined },
+  handle: Fd,
+  caller: TipCaller,
+): Promise<SessionTip | undefined> {
+  const { sp, snapRev, snapIno, cached } = at;
+  const st = await handle.stat();
+  const ino = Number(st.ino);
+  if (
+    cached &&
+    cached.snapRev === snapRev &&
+    cached.snapIno === snapIno &&
+    cached.logIno === ino &&
+    cached.logFileSize === st.size &&
+    (cached.verified || caller === 'reader') &&
+    ctx.keptFiles.isPinned(sp.log(snapRev), ino)
+  )
+    return cached;
+  let snap: SnapshotInfo;
+  try {
+    snap = await readSnapshotMeta(id, sp.snapshot(snapRev));
+  } catch (e) {
+    if (isEnoent(e)) return undefined;
+    throw e;
+  }
+  const base: SessionTip = {
+    ...snapshotTip(snapRev, snapIno, snap),
+    logIno: ino,
+    logFileSize: st.size,
+    verified: caller === 'writer',
+  };
+  const verifyBody = caller === 'writer';
+  const tip = (await readLastRecord(ctx, id, handle, st.size, base, verifyBody)) ?? base;
+  ctx.tips.set(id, tip);
+  return tip;
+}
+
+/**
+ * The cached tip of a writer (the caller holds the session lock) when two `stat`s prove
+ * it current, else `undefined` (the caller then lists the folder). Current means: the
+ * cached log is still at its path with the same inode and exactly the size this store
+ * left it (any append, truncation or replacement by another process changes one of
+ * them; appends only grow it, and a log is never rewritten in place), and the cached
+ * snapshot is still at its path, same inode, and not marked superseded. A newer snapshot
+ * is only ever written by `writeSnapshot`, which first clears the owner-write bit of
+ * every older snapshot (see there) and then removes older snapshots and logs: so if a
+ * newer snapshot exists — even one whose writer crashed before that removal — the
+ * cached snapshot is either gone or marked, and the full scan runs. Only used while a
+ * log exists: a snapshot alone is checked by the full scan.
+ */
+function cachedWriterTip(ctx: StoreContext, id: string, sp: SessionPaths): SessionTip | undefined {
+  const cached = ctx.tips.get(id);
+  if (!cached?.verified || cached.logIno === 0 || cached.logFileSize !== cached.logSize)
+    return undefined;
+  if (process.platform === 'win32') return undefined;
+  // Only while this store keeps the log open: an open file's inode number cannot be
+  // given to a new file, so the same inode at the path is the very file this store wrote
+  // (not a log of the session deleted and re-created meanwhile by another process).
+  if (!ctx.keptFiles.isPinned(sp.log(cached.snapRev), cached.logIno)) return undefined;
+  const log = statSync(sp.log(cached.snapRev), { throwIfNoEntry: false });
+  if (!log || Number(log.ino) !== cached.logIno || log.size !== cached.logSize) return undefined;
+  const snap = statSync(sp.snapshot(cached.snapRev), { throwIfNoEntry: false });
+  // Exactly the mode snapshots are written with: a marked one lacks owner-write, and a
+  // file system that does not keep modes (all files alike) never takes this path.
+  if (!snap || Number(snap.ino) !== cached.snapIno || (snap.mode & 0o777) !== 0o600)
+    return undefined;
+  return cached;
+}

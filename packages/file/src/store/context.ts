@@ -1,0 +1,85 @@
+// The state one `FileStore` shares among its parts: where the store is, its options, its
+// counters and its caches. Every part of the store is a plain function taking this.
+
+import { tempPathFor, writeFileAtomic } from '@sessionkit/core/adapter';
+import { type SessionPaths, type StorePaths, sessionPaths, storePaths } from '../format/paths.js';
+import { emptyIndex, type IndexState } from '../index-log/state.js';
+import { KeptFiles } from '../io/kept-files.js';
+import { replaceFileNoSync } from '../io/sync-fd.js';
+import type { ResolvedOptions } from '../options.js';
+import type { SessionTip } from '../session/tip.js';
+
+/** Session path sets kept at most (pure strings, never stale: the cache only saves work). */
+const SESSION_PATHS_KEPT = 1024;
+
+/** What `FileStore.stats` counts (for tests and monitoring). */
+export interface TranscriptStats {
+  transcriptReads: number;
+  transcriptBytesRead: number;
+}
+
+export class StoreContext {
+  readonly dir: string;
+  readonly paths: StorePaths;
+  readonly options: ResolvedOptions;
+  /** What every `withFileLock` of this store is given. */
+  readonly lockOptions: { timeoutMs: number; staleMs: number };
+  readonly stats: TranscriptStats = { transcriptReads: 0, transcriptBytesRead: 0 };
+  /** Set by `close()`: descriptors are no longer kept, calls fail with `closed`. */
+  closed = false;
+  /**
+   * Each session's tip as this store last read or wrote it. Readers use it when the log's
+   * identity and size match; a writer only through `cachedWriterTip`'s checks.
+   */
+  readonly tips = new Map<string, SessionTip>();
+  /** The end of each session's event log as this store last saw it, and its last sequence. */
+  readonly eventTails = new Map<string, { ino: number; size: number; sequence: number }>();
+  readonly keptFiles = new KeptFiles();
+  /** The index log as this store last read it (see `readIndexTail`). */
+  index: IndexState = emptyIndex();
+  /** The index's size right after this store last rewrote it (the compaction threshold). */
+  indexCompactedSize = 0;
+  /** An index append found the file past its compaction threshold. */
+  indexCompactionDue = false;
+  /** True while this store rewrites the index (it holds the index lock). */
+  rewritingIndex = false;
+  /** Session locks held by this store right now (the index rewrite must not re-take them). */
+  readonly lockedSessions = new Set<string>();
+  /** Sessions whose index record was appended under the lock held right now. */
+  readonly indexedUnderLock = new Set<string>();
+  /**
+   * Sessions whose `search.txt` missed a turn because appending to it failed after the
+   * commit was durable: the next commit of this store rewrites it whole (`repair()` too).
+   */
+  readonly searchStale = new Set<string>();
+  readonly #sessionPaths = new Map<string, SessionPaths>();
+
+  constructor(options: ResolvedOptions) {
+    this.options = options;
+    this.dir = options.dir;
+    this.paths = storePaths(options.dir);
+    this.lockOptions = { timeoutMs: options.lockTimeoutMs, staleMs: options.lockStaleMs };
+  }
+
+  /** The paths of session `id` (cached). */
+  sessionPaths(id: string): SessionPaths {
+    let sp = this.#sessionPaths.get(id);
+    if (!sp) {
+      if (this.#sessionPaths.size >= SESSION_PATHS_KEPT) this.#sessionPaths.clear();
+      sp = sessionPaths(this.paths, id);
+      this.#sessionPaths.set(id, sp);
+    }
+    return sp;
+  }
+
+  /** Atomic replace of `path`: fsync'd (file and folder) unless the store is `sync: false`. */
+  async writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
+    if (this.options.sync) await writeFileAtomic(path, data);
+    else replaceFileNoSync(path, tempPathFor(path), data);
+  }
+
+  /** Returns a descriptor to the kept files (closed instead once the store is closed). */
+  keepFile(path: string, fd: number, ino: number): void {
+    this.keptFiles.keep(path, fd, ino, this.closed);
+  }
+}

@@ -1,0 +1,51 @@
+// File modes: folders 0700, files 0600, temp files included.
+import { promises as fsp, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FileStore } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+const roots: string[] = [];
+function fresh(): string {
+  const root = tempDir('sk-file-misc-');
+  roots.push(root);
+  return root;
+}
+afterAll(async () => {
+  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
+});
+
+describe('privacy', () => {
+  it.skipIf(process.platform === 'win32')('creates folders 0700 and files 0600', async () => {
+    const dir = join(fresh(), 'a', 'store');
+    const store = new FileStore({ dir, snapshotEvery: 2 });
+    await store.create({ id: 's', messages: [{ role: 'user', content: 'secret' }] });
+    for (let i = 0; i < 5; i++)
+      await store.commit('s', { append: [{ role: 'user', content: `m${i}` }] });
+    await store.commit('s', { replace: [] });
+    await store.append('s', 'e', { x: 1 });
+    await store.saveRuntimeStatus('s', { ok: true });
+    await store.bind('tg', 'chat', '', 's');
+    await store.branch('s', 0);
+    await store.delete('s');
+    await store.create({ id: 't' });
+    await store.repair();
+    const seen: string[] = [];
+    const walk = (p: string) => {
+      const st = statSync(p);
+      const mode = st.mode & 0o777;
+      seen.push(`${p.slice(dir.length) || '/'} ${mode.toString(8)}`);
+      if (st.isDirectory()) {
+        expect(mode, p).toBe(0o700);
+        for (const n of readdirSync(p)) walk(join(p, n));
+      } else {
+        expect(mode, p).toBe(0o600);
+      }
+    };
+    walk(dir);
+    expect(statSync(join(dir, '..')).mode & 0o777).toBe(0o700); // created parent too
+    expect(seen.some((s) => s.startsWith('/router.json'))).toBe(true);
+    expect(seen.some((s) => s.includes('/events.skr'))).toBe(false); // deleted with s
+    await store.close();
+  });
+});

@@ -1,0 +1,66 @@
+// Folding the commit log into a new snapshot (session/fold.ts): when it is due, and that a
+// splice of the stored bytes gives exactly the transcript a full load builds.
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Message } from '@sessionkit/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStore } from '../src/index.js';
+import { snapshotsOf, tempDir } from './helpers.js';
+
+let root: string;
+beforeEach(() => {
+  root = tempDir();
+});
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('folding the log into a snapshot', () => {
+  it('splices stored bytes into exactly the transcript a full load builds', async () => {
+    const store = new FileStore({ dir: join(root, 'fold'), snapshotEvery: 3 });
+    try {
+      await store.create({ id: 'f' }); // an empty snapshot: `[]`
+      const expected: unknown[] = [];
+      for (let i = 0; i < 40; i++) {
+        if (i % 4 === 3) {
+          // A record without messages (empty body) between appends.
+          await store.commit('f', { patch: { title: `t${i}` }, increment: { turnCount: 1 } });
+          continue;
+        }
+        const batch = [
+          { role: 'user', content: `[${i}] "quoted" ]], {not: json} — ünïcødé 🎉` },
+          { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], extra: { n: i } },
+        ];
+        expected.push(...batch);
+        await store.commit('f', { append: batch as Message[] });
+      }
+      expect(snapshotsOf(join(root, 'fold'), 'f')).toHaveLength(1);
+      const reader = new FileStore({ dir: join(root, 'fold') });
+      const loaded = await reader.load('f');
+      expect(loaded.messages).toEqual(expected);
+      expect(loaded.title).toBe('t39');
+      expect(loaded.turnCount).toBe(10);
+      await reader.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('folds the log into a snapshot so a load replays a bounded tail', async () => {
+    const dir = join(root, 's');
+    const store = new FileStore({ dir, snapshotEvery: 4 });
+    await store.create({ id: 'f' });
+    for (let i = 0; i < 25; i++)
+      await store.commit('f', { append: [{ role: 'user', content: `m${i}` }] });
+    const files = readdirSync(join(dir, 'sessions', 'f'));
+    const snaps = files.filter((f) => f.startsWith('snap-'));
+    const logs = files.filter((f) => f.startsWith('log-'));
+    expect(snaps).toHaveLength(1); // older snapshots are removed once a new one is durable
+    expect(logs.length).toBeLessThanOrEqual(1);
+    expect(Number(snaps[0]!.slice(5, -4))).toBeGreaterThan(1);
+    expect((await store.loadMessages('f')).map((m) => (m as { content: string }).content)).toEqual(
+      Array.from({ length: 25 }, (_, i) => `m${i}`),
+    );
+    await store.close();
+  });
+});

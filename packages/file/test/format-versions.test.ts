@@ -1,0 +1,142 @@
+// Format versions (format/version.ts, format/legacy-v1.ts, store/open.ts): format 1 read in place,
+// format 2 upgraded on open, newer formats refused.
+import { cpSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isSessionKitError, type Message } from '@sessionkit/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseFrames } from '../src/format/frame.js';
+import type { SnapshotMeta } from '../src/format/records.js';
+import { FileStore, FORMAT_VERSION } from '../src/index.js';
+import { codeOf, msg, snapshotsOf, tempDir } from './helpers.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const roots: string[] = [];
+function fresh(): string {
+  const root = tempDir('sk-file-misc-');
+  roots.push(root);
+  return root;
+}
+function freshDir(): string {
+  return join(fresh(), 'store');
+}
+afterAll(async () => {
+  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
+});
+
+describe('format versions', () => {
+  it('reads a format-1 folder, migrates the index, and upgrades sessions on write', async () => {
+    const dir = join(fresh(), 'v1');
+    cpSync(join(here, 'fixtures', 'format-v1'), dir, { recursive: true });
+    const store = new FileStore({ dir });
+    const listed = await store.list({ folder: '/projects/legacy' });
+    expect(listed.map((s) => s.id)).toEqual(['old-child', 'old-root']);
+    const root = await store.load('old-root');
+    expect(root).toMatchObject({
+      title: 'Written by format 1',
+      revision: 3,
+      tokenCount: 42,
+      metadata: { origin: 'v1' },
+      children: ['old-child'],
+    });
+    expect(root.updatedAt.toISOString()).toBe('2024-03-01T10:05:00.123Z');
+    expect(root.messages).toEqual([
+      { role: 'user', content: 'hello from the past' },
+      { role: 'assistant', content: 'greetings ✓' },
+    ]);
+    expect((await store.list({ query: 'FROM THE PAST' })).map((s) => s.id)).toEqual(['old-root']);
+    const format = JSON.parse(await fsp.readFile(join(dir, 'format.json'), 'utf8'));
+    expect(format).toEqual({ format: 'sessionkit-file', version: FORMAT_VERSION });
+    // The first write turns the session into a snapshot + log.
+    const r = await store.commit('old-root', {
+      expectedRevision: 3,
+      append: [{ role: 'user', content: 'new' }],
+    });
+    expect(r.revision).toBe(4);
+    const files = readdirSync(join(dir, 'sessions', 'old-root')).sort();
+    expect(files).not.toContain('session.json');
+    expect(files.some((f) => f.startsWith('snap-'))).toBe(true);
+    expect((await store.loadMessages('old-root')).length).toBe(3);
+    // The parent moved past the child's branch point: a merge is refused, nothing written.
+    expect(await codeOf(store.merge('old-child'))).toBe('merge_diverged');
+    expect(
+      (await store.commit('old-child', { append: [{ role: 'user', content: 'x' }] })).revision,
+    ).toBe(2);
+    expect((await store.load('old-child')).parentId).toBe('old-root');
+    await store.close();
+  });
+
+  it('refuses a folder written by a newer format, and a folder that is not a store', async () => {
+    const dir = join(fresh(), 'future');
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(
+      join(dir, 'format.json'),
+      JSON.stringify({ format: 'sessionkit-file', version: 99 }),
+    );
+    const store = new FileStore({ dir });
+    const e = await store.list().catch((err: unknown) => err);
+    expect(isSessionKitError(e, 'corrupt')).toBe(true);
+    expect((e as Error).message).toMatch(/version 99, newer than/);
+    await fsp.writeFile(join(dir, 'format.json'), JSON.stringify({ something: 'else' }));
+    expect(await codeOf(new FileStore({ dir }).list())).toBe('invalid_argument');
+  });
+});
+
+describe('format 2 → 3', () => {
+  it('upgrades a format-2 folder written by the previous version', async () => {
+    const dir = freshDir();
+    cpSync(join(here, 'fixtures', 'format-v2'), dir, { recursive: true });
+    const s = new FileStore({ dir });
+    // Search text of format 2 separated messages by "\n": a query spanning two matched.
+    expect((await s.list({ query: 'one\ntwo' })).map((x) => x.id)).toEqual([]);
+    // Parts of one message (the branch copied that message too).
+    const within = (await s.list({ query: 'three\nfour' })).map((x) => x.id);
+    expect(within).toHaveLength(2);
+    expect(within).toContain('v2-root');
+    expect(JSON.parse(readFileSync(join(dir, 'format.json'), 'utf8')).version).toBe(FORMAT_VERSION);
+    expect(readFileSync(join(dir, 'sessions', 'v2-root', 'search.txt'), 'utf8')).toBe(
+      'Ahello oneAtwoAthree\nfourAfiveAsix',
+    );
+    const root = await s.load('v2-root');
+    expect(root).toMatchObject({
+      title: 'Format two root',
+      revision: 3,
+      tokenCount: 10,
+      costUsd: 0.5,
+      state: { step: 6 },
+      metadata: { team: 'a' },
+    });
+    expect(root.messages).toHaveLength(5);
+    expect(root.children).toHaveLength(1);
+    expect(await s.events('v2-root')).toHaveLength(1);
+    expect(await s.loadRuntimeStatus('v2-root')).toEqual({ busy: false });
+    expect(await s.resolve('cli', 'chat', 't', '')).toBe('v2-root');
+    // Windows read the old snapshot (no offset table) whole, correctly.
+    expect(await s.loadMessageWindow('v2-folded', { last: 2 })).toMatchObject({
+      offset: 4,
+      messageCount: 6,
+      revision: 6,
+    });
+    // The child has no stored lineage (readLineage(undefined)); the parent moved on.
+    expect(await codeOf(s.merge(root.children[0]!))).toBe('merge_diverged');
+    // The next write gives the snapshot its offset table and the new metas.
+    await s.commit('v2-root', { append: [msg('seven')] });
+    const snaps = snapshotsOf(dir, 'v2-root');
+    const frames = parseFrames<SnapshotMeta>(readFileSync(snaps.at(-1)!)).frames;
+    expect(frames.map((f) => (f.meta as { kind: string }).kind)).toEqual(['snapshot', 'offsets']);
+    expect(frames[0]!.meta.lineage).toEqual({ rewrites: 0 });
+    expect(
+      (await s.loadMessages('v2-root', { offset: 1, limit: 2 })).map((m) => (m as Message).content),
+    ).toEqual([
+      'two',
+      [
+        { type: 'text', text: 'three' },
+        { type: 'text', text: 'four' },
+      ],
+    ]);
+    expect(readFileSync(join(dir, 'sessions', 'v2-root', 'search.txt'), 'utf8')).toBe(
+      'Ahello oneAtwoAthree\nfourAfiveAsixAseven',
+    );
+    await s.close();
+  });
+});
