@@ -1,21 +1,12 @@
-// The `file:` URL adapter (adapter.ts): folders named by absolute and relative URLs.
-import { promises as fsp } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openStore } from '@sessionkit/core';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dirFromFileUrl, FileStore, storeAdapter } from '../src/index.js';
-import { codeOf, tempDir } from './helpers.js';
+import { codeOf, tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function fresh(): string {
-  const root = tempDir('sk-file-misc-');
-  roots.push(root);
-  return root;
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const folders = tempFolders();
+const fresh = folders.root;
 
 describe('file: URLs', () => {
   it('opens absolute and relative file: URLs through openStore', async () => {

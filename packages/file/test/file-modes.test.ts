@@ -1,19 +1,12 @@
 // File modes: folders 0700, files 0600, temp files included.
-import { promises as fsp, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function fresh(): string {
-  const root = tempDir('sk-file-misc-');
-  roots.push(root);
-  return root;
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const folders = tempFolders();
+const fresh = folders.root;
 
 describe('privacy', () => {
   it.skipIf(process.platform === 'win32')('creates folders 0700 and files 0600', async () => {

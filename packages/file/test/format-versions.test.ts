@@ -4,25 +4,16 @@ import { cpSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isSessionKitError, type Message } from '@sessionkit/core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseFrames } from '../src/format/frame.js';
 import type { SnapshotMeta } from '../src/format/records.js';
 import { FileStore, FORMAT_VERSION } from '../src/index.js';
-import { codeOf, msg, snapshotsOf, tempDir } from './helpers.js';
+import { codeOf, msg, snapshotsOf, tempFolders } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const roots: string[] = [];
-function fresh(): string {
-  const root = tempDir('sk-file-misc-');
-  roots.push(root);
-  return root;
-}
-function freshDir(): string {
-  return join(fresh(), 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const folders = tempFolders();
+const fresh = folders.root;
+const freshDir = folders.storeDir;
 
 describe('format versions', () => {
   it('reads a format-1 folder, migrates the index, and upgrades sessions on write', async () => {

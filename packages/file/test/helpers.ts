@@ -11,9 +11,10 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConformanceInitializer } from '@sessionkit/conformance';
 import { isSessionKitError, type Message } from '@sessionkit/core';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 import { encodeFrame } from '../src/format/frame.js';
 import { FORMAT_VERSION } from '../src/format/version.js';
-import { FileStore } from '../src/index.js';
+import { FileStore, type FileStoreOptions } from '../src/index.js';
 
 /** A fresh private temp folder. */
 export function tempDir(prefix = 'sk-file-'): string {
@@ -125,4 +126,47 @@ export function deadLock(path: string): void {
     }),
     { mode: 0o600 },
   );
+}
+
+/**
+ * A fresh store folder for each test of the calling file (`dir` inside the temp `root`),
+ * and `open()` for stores on it; after each test the stores are closed and `root` removed.
+ */
+export function storeFolderFixture() {
+  const stores: FileStore[] = [];
+  const fixture = {
+    root: '',
+    dir: '',
+    open(options: Omit<FileStoreOptions, 'dir'> = {}): FileStore {
+      const store = new FileStore({ dir: fixture.dir, ...options });
+      stores.push(store);
+      return store;
+    },
+  };
+  beforeEach(() => {
+    fixture.root = tempDir();
+    fixture.dir = join(fixture.root, 'store');
+  });
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    rmSync(fixture.root, { recursive: true, force: true });
+  });
+  return fixture;
+}
+
+/**
+ * Temp folders for the calling test file, all removed after its tests: `root()` makes a
+ * fresh one, `storeDir()` a `store` folder path inside a fresh one.
+ */
+export function tempFolders() {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+  });
+  const root = () => {
+    const r = tempDir();
+    roots.push(r);
+    return r;
+  };
+  return { root, storeDir: () => join(root(), 'store') };
 }

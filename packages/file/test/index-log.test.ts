@@ -5,44 +5,27 @@ import {
   linkSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../src/index.js';
-import { deadLock, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { deadLock, storeFolderFixture } from './helpers.js';
 
-let root: string;
-let dir: string;
-const stores: FileStore[] = [];
-function open(options: Omit<ConstructorParameters<typeof FileStore>[0] & object, 'dir'> = {}) {
-  const s = new FileStore({ dir, ...options });
-  stores.push(s);
-  return s;
-}
-beforeEach(() => {
-  root = tempDir('sk-file-regress-');
-  dir = join(root, 'store');
-});
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const fixture = storeFolderFixture();
 
 describe("another store's index cache survives inode reuse", () => {
   it('a rewritten index with the old inode number and a larger size is read from the start', async () => {
-    const w = open();
+    const w = fixture.open();
     for (let i = 0; i < 5; i++) await w.create({ id: `k${i}`, title: 'x'.repeat(10) });
-    const a = open();
+    const a = fixture.open();
     expect((await a.list()).length).toBe(5);
-    const index = join(dir, 'index.log');
+    const index = join(fixture.dir, 'index.log');
     const cachedSize = statSync(index).size;
-    const hold = join(dir, 'index.hold');
+    const hold = join(fixture.dir, 'index.hold');
     linkSync(index, hold); // keeps the old inode so the compacted file can be put into it
-    await open({ indexSlackBytes: 0 }).commit('k0', { patch: { title: 'changed' } }); // compacts
+    await fixture.open({ indexSlackBytes: 0 }).commit('k0', { patch: { title: 'changed' } }); // compacts
     await w.commit('k1', { patch: { title: 'also' } }); // one more record after it
     const compacted = readFileSync(index);
     expect(compacted.length).toBeGreaterThan(cachedSize);
@@ -59,14 +42,14 @@ describe("another store's index cache survives inode reuse", () => {
 
 describe('repair racing a compaction', () => {
   it('keeps an entry written during its scan while another store compacts', async () => {
-    const a = open({ sync: false });
+    const a = fixture.open({ sync: false });
     for (let i = 0; i < 400; i++) await a.create({ id: `s${i}`, title: 'x' });
-    const b = open({ indexSlackBytes: 0 }); // compacts after every write
+    const b = fixture.open({ indexSlackBytes: 0 }); // compacts after every write
     const repairing = a.repair();
     await new Promise((r) => setTimeout(r, 20));
     await b.create({ id: 'zz-late', title: 'created during repair' });
     await repairing;
-    const ids = (await open().list({ limit: 1000 })).map((e) => e.id);
+    const ids = (await fixture.open().list({ limit: 1000 })).map((e) => e.id);
     expect(ids).toHaveLength(401);
     expect(ids).toContain('zz-late');
   });
@@ -74,19 +57,19 @@ describe('repair racing a compaction', () => {
 
 describe('a compaction killed after its rename', () => {
   it('a reader that finds the dead index lock rebuilds the index', async () => {
-    const w = open();
+    const w = fixture.open();
     await w.create({ id: 'x', title: 't' });
-    const index = join(dir, 'index.log');
+    const index = join(fixture.dir, 'index.log');
     const before = statSync(index).size;
     await w.commit('x', { append: [{ role: 'user', content: 'hello' }] });
     await w.close();
     // The record went to the old file after the compaction read it; the compaction was
     // killed before carrying it over: it is missing, and only the index lock remains.
     truncateSync(index, before);
-    deadLock(join(dir, 'locks', '.index.lock'));
-    const t = open();
+    deadLock(join(fixture.dir, 'locks', '.index.lock'));
+    const t = fixture.open();
     const entry = (await t.list()).find((e) => e.id === 'x');
     expect([entry?.revision, entry?.messageCount]).toEqual([2, 1]);
-    expect(existsSync(join(dir, 'locks', '.index.lock'))).toBe(false);
+    expect(existsSync(join(fixture.dir, 'locks', '.index.lock'))).toBe(false);
   });
 });

@@ -1,25 +1,17 @@
 // Merge (session/merge.ts): the lineage on disk across store instances and processes.
 import { spawn } from 'node:child_process';
-import { existsSync, promises as fsp, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseFrames } from '../src/format/frame.js';
 import type { LogMeta, SnapshotMeta } from '../src/format/records.js';
 import { FileStore } from '../src/index.js';
-import { codeOf, msg, snapshotsOf, tempDir } from './helpers.js';
+import { codeOf, msg, snapshotsOf, tempFolders } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dist = join(here, '..', 'dist', 'index.js');
-const roots: string[] = [];
-function freshDir(): string {
-  const root = tempDir('sk-file-fix-');
-  roots.push(root);
-  return join(root, 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const freshDir = tempFolders().storeDir;
 
 /** Runs an ES module snippet against the built package in another process. */
 function inChild(code: string): Promise<void> {

@@ -1,19 +1,12 @@
 // Store options and lifecycle (options.ts, file-store.ts): bad options, unusable folders, close.
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
-import { codeOf, tempDir } from './helpers.js';
+import { codeOf, tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function fresh(): string {
-  const root = tempDir('sk-file-misc-');
-  roots.push(root);
-  return root;
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const folders = tempFolders();
+const fresh = folders.root;
 
 describe('options and lifecycle', () => {
   it('rejects unknown and bad options', () => {

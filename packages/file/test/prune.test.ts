@@ -1,32 +1,16 @@
 // `enforceMax` (listing/prune.ts): candidates from the index, each re-checked under its lock.
-import { rmSync, statSync, truncateSync } from 'node:fs';
+import { statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '@sessionkit/core/adapter';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../src/index.js';
-import { codeOf, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { codeOf, storeFolderFixture } from './helpers.js';
 
-let root: string;
-let dir: string;
-const stores: FileStore[] = [];
-function open(options: Omit<ConstructorParameters<typeof FileStore>[0] & object, 'dir'> = {}) {
-  const s = new FileStore({ dir, ...options });
-  stores.push(s);
-  return s;
-}
-beforeEach(() => {
-  root = tempDir('sk-file-regress-');
-  dir = join(root, 'store');
-});
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const fixture = storeFolderFixture();
 
 describe('enforceMax re-checks each candidate under its lock', () => {
   it('keeps a candidate that was committed to between selection and removal', async () => {
-    const a = open();
-    const b = open();
+    const a = fixture.open();
+    const b = fixture.open();
     for (const id of ['a', 'b', 'c']) {
       await a.create({ id });
       await new Promise((r) => setTimeout(r, 2));
@@ -40,7 +24,7 @@ describe('enforceMax re-checks each candidate under its lock', () => {
     const isLocked = new Promise<void>((r) => {
       locked = r;
     });
-    const holder = withFileLock(join(dir, 'locks', 'b.lock'), async () => {
+    const holder = withFileLock(join(fixture.dir, 'locks', 'b.lock'), async () => {
       locked();
       await held;
     });
@@ -58,13 +42,13 @@ describe('enforceMax re-checks each candidate under its lock', () => {
   });
 
   it('skips a candidate whose tip under the lock is not the index entry it was chosen by', async () => {
-    const a = open();
+    const a = fixture.open();
     await a.create({ id: 'p' });
     await a.create({ id: 'q' });
     await a.create({ id: 'r' });
-    // `p` is a pruning candidate (oldest root); the index entry the pruner sees is
+    // `p` is a pruning candidate (oldest fixture.root); the index entry the pruner sees is
     // replaced by one that is stale on purpose: the tip under the lock decides.
-    const index = join(dir, 'index.log');
+    const index = join(fixture.dir, 'index.log');
     const before = statSync(index).size;
     await a.commit('p', { append: [] });
     truncateSync(index, before);

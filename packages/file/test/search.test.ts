@@ -1,19 +1,8 @@
-// Search (search/): a query matches one message's text, never across two.
-import { promises as fsp } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
-import { msg, tempDir } from './helpers.js';
+import { msg, tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function freshDir(): string {
-  const root = tempDir('sk-file-fix-');
-  roots.push(root);
-  return join(root, 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const freshDir = tempFolders().storeDir;
 
 describe('search', () => {
   it('matches within one message, never across two (also after appends)', async () => {

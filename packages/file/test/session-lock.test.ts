@@ -1,41 +1,26 @@
 // The session lock (session/lock.ts): whoever takes a lock left by a writer killed between
 // its data and its index record appends the session's index entry before removing it.
-import { existsSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../src/index.js';
-import { codeOf, deadLock, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { FileStore } from '../src/index.js';
+import { codeOf, deadLock, storeFolderFixture } from './helpers.js';
 
-let root: string;
-let dir: string;
-const stores: FileStore[] = [];
-function open(options: Omit<ConstructorParameters<typeof FileStore>[0] & object, 'dir'> = {}) {
-  const s = new FileStore({ dir, ...options });
-  stores.push(s);
-  return s;
-}
-beforeEach(() => {
-  root = tempDir('sk-file-regress-');
-  dir = join(root, 'store');
-});
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const fixture = storeFolderFixture();
 
 /**
  * Session `x` at revision 2 whose writer was "killed" after its commit was durable and
  * before its index record: the index ends before that record and its lock file remains.
  */
 async function crashedCommit(): Promise<void> {
-  const w = open();
+  const w = fixture.open();
   await w.create({ id: 'x', title: 't' });
-  const index = join(dir, 'index.log');
+  const index = join(fixture.dir, 'index.log');
   const before = statSync(index).size;
   await w.commit('x', { append: [{ role: 'user', content: 'hello' }] });
   await w.close();
   truncateSync(index, before);
-  deadLock(join(dir, 'locks', 'x.lock'));
+  deadLock(join(fixture.dir, 'locks', 'x.lock'));
 }
 
 describe('a writer killed between its data and its index record', () => {
@@ -50,28 +35,28 @@ describe('a writer killed between its data and its index record', () => {
   for (const [name, op] of ops) {
     it(`${name} re-appends the index entry before removing the dead lock`, async () => {
       await crashedCommit();
-      const t = open();
+      const t = fixture.open();
       expect((await t.list()).find((e) => e.id === 'x')?.revision).toBe(2);
       await codeOf(op(t));
-      expect(existsSync(join(dir, 'locks', 'x.lock'))).toBe(false);
+      expect(existsSync(join(fixture.dir, 'locks', 'x.lock'))).toBe(false);
       const entry = (await t.list()).find((e) => e.id === 'x');
       expect([entry?.revision, entry?.messageCount]).toEqual([2, 1]);
-      const fresh = open();
+      const fresh = fixture.open();
       const again = (await fresh.list()).find((e) => e.id === 'x');
       expect([again?.revision, again?.messageCount]).toEqual([2, 1]);
     });
   }
 
   it('a create killed before its index record: a retried create leaves it listed', async () => {
-    const s = open();
+    const s = fixture.open();
     await s.list();
-    const index = join(dir, 'index.log');
+    const index = join(fixture.dir, 'index.log');
     const before = statSync(index).size;
     await s.create({ id: 'x', title: 't' });
     await s.close();
     truncateSync(index, before);
-    deadLock(join(dir, 'locks', 'x.lock'));
-    const t = open();
+    deadLock(join(fixture.dir, 'locks', 'x.lock'));
+    const t = fixture.open();
     expect(await codeOf(t.create({ id: 'x', title: 't' }))).toBe('exists');
     expect((await t.list()).map((e) => e.id)).toEqual(['x']);
   });

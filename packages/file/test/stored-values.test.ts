@@ -1,20 +1,12 @@
 // Stored values (format/records.ts, session/commit.ts): keys, number ranges and nesting depth.
-import { existsSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '@sessionkit/core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
-import { codeOf, tempDir } from './helpers.js';
+import { codeOf, tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function freshDir(): string {
-  const root = tempDir('sk-file-fix-');
-  roots.push(root);
-  return join(root, 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const freshDir = tempFolders().storeDir;
 
 describe('value limits', () => {
   it('__proto__, constructor and prototype keys round-trip as own keys', async () => {

@@ -3,19 +3,11 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { isSessionKitError, openStore } from '@sessionkit/core';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type FileStore, storeAdapter } from '../src/index.js';
-import { codeOf, msg, snapshotsOf, tempDir } from './helpers.js';
+import { codeOf, msg, snapshotsOf, tempFolders } from './helpers.js';
 
-const roots: string[] = [];
-function freshDir(): string {
-  const root = tempDir('sk-file-fix-');
-  roots.push(root);
-  return join(root, 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const freshDir = tempFolders().storeDir;
 
 describe('file: URL query options', () => {
   registerStoreAdapter(storeAdapter);

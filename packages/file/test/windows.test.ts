@@ -1,27 +1,19 @@
 // Windowed reads (session/window-read.ts, session/history-read.ts): one snapshot, reading
 // only the log's tail and the window's bytes of the snapshot (through the offset table).
 import { spawn } from 'node:child_process';
-import { existsSync, promises as fsp, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { windowBounds } from '@sessionkit/core/adapter';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodePrefix, PREFIX_BYTES } from '../src/format/frame.js';
 import { FileStore } from '../src/index.js';
-import { snapshotsOf, tempDir } from './helpers.js';
+import { snapshotsOf, tempFolders } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dist = join(here, '..', 'dist', 'index.js');
-const roots: string[] = [];
-function freshDir(): string {
-  const root = tempDir('sk-file-win-');
-  roots.push(root);
-  return join(root, 'store');
-}
-afterAll(async () => {
-  for (const r of roots) await fsp.rm(r, { recursive: true, force: true });
-});
+const freshDir = tempFolders().storeDir;
 
 const text = (m: unknown) => (m as Message).content as string;
 const filler = 'lorem ipsum dolor sit amet '.repeat(8);

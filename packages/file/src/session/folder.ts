@@ -4,7 +4,7 @@ import { promises as fsp, readdirSync } from 'node:fs';
 import { scanSessionDir } from '../format/paths.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
-import { errors } from '../store/errors.js';
+import { errors, missingSnapshot } from '../store/errors.js';
 
 /**
  * How often a lockless reader starts over when a writer replaced the snapshot it was
@@ -20,6 +20,20 @@ export function listSessionFolder(dir: string): string[] | undefined {
     if (isEnoent(e)) return undefined;
     throw e;
   }
+}
+
+/**
+ * The newest snapshot revision in the session folder `dir`, or `undefined` for a format-1
+ * session (a `session.json`, no snapshot). Throws `not_found` without a folder and
+ * `corrupt` for commit logs without any snapshot.
+ */
+export function newestSnapshot(id: string, dir: string): number | undefined {
+  const names = listSessionFolder(dir);
+  if (!names) throw errors.notFound(id);
+  const scan = scanSessionDir(names);
+  const snapRev = scan.snapshots[scan.snapshots.length - 1];
+  if (snapRev === undefined && !scan.legacy) throw missingSnapshot(id, scan.logs);
+  return snapRev;
 }
 
 /** Throws `not_found` unless the session has a snapshot (or a format-1 `session.json`). */

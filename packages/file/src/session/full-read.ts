@@ -6,7 +6,6 @@ import type { HistoryLineage } from '@sessionkit/core/adapter';
 import { readLineage } from '@sessionkit/core/adapter';
 import { type Frame, frameBody, parseFrames } from '../format/frame.js';
 import { migrateLegacy } from '../format/legacy-v1.js';
-import { scanSessionDir } from '../format/paths.js';
 import {
   type HeaderJson,
   headerProblem,
@@ -15,8 +14,8 @@ import {
 } from '../format/records.js';
 import { isEnoent, pathExists } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
-import { errors, missingSnapshot } from '../store/errors.js';
-import { listSessionFolder, READ_ATTEMPTS } from './folder.js';
+import { errors } from '../store/errors.js';
+import { newestSnapshot, READ_ATTEMPTS } from './folder.js';
 
 /** The full stored state of a session. */
 export interface LoadedSession {
@@ -32,12 +31,8 @@ export interface LoadedSession {
 export async function readFullSession(ctx: StoreContext, id: string): Promise<LoadedSession> {
   const sp = ctx.sessionPaths(id);
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-    const names = listSessionFolder(sp.dir);
-    if (!names) throw errors.notFound(id);
-    const scan = scanSessionDir(names);
-    const snapRev = scan.snapshots[scan.snapshots.length - 1];
+    const snapRev = newestSnapshot(id, sp.dir);
     if (snapRev === undefined) {
-      if (!scan.legacy) throw missingSnapshot(id, scan.logs);
       const legacy = await readLegacySession(ctx, id);
       if (legacy) return legacy;
       continue;

@@ -5,14 +5,14 @@
 import { statSync } from 'node:fs';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
 import { readLineage } from '@sessionkit/core/adapter';
-import { type SessionPaths, scanSessionDir } from '../format/paths.js';
+import type { SessionPaths } from '../format/paths.js';
 import type { HeaderJson } from '../format/records.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import { type Fd, openFd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
-import { errors, missingSnapshot } from '../store/errors.js';
+import { errors } from '../store/errors.js';
 import { readLastRecord } from './commit-log.js';
-import { listSessionFolder, READ_ATTEMPTS } from './folder.js';
+import { newestSnapshot, READ_ATTEMPTS } from './folder.js';
 import { type LoadedSession, readLegacySession } from './full-read.js';
 import { readSnapshotMeta, type SnapshotInfo, writeSnapshot } from './snapshot.js';
 
@@ -66,12 +66,8 @@ export async function readSessionTip(
     if (cached) return cached;
   }
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-    const names = listSessionFolder(sp.dir);
-    if (!names) throw errors.notFound(id);
-    const scan = scanSessionDir(names);
-    const snapRev = scan.snapshots[scan.snapshots.length - 1];
+    const snapRev = newestSnapshot(id, sp.dir);
     if (snapRev === undefined) {
-      if (!scan.legacy) throw missingSnapshot(id, scan.logs);
       const legacy = await readLegacySession(ctx, id);
       if (!legacy) continue;
       if (caller === 'reader') return legacyTip(legacy);
