@@ -23,7 +23,53 @@ Exit code: 0 when every test of every implemented capability passed, 1 when any
 failed (or the suite could not run), 2 for bad usage or a missing vitest (a peer
 dependency: npm install -D vitest).`;
 
+/** What the command line asked for, or the exit code of a usage error (already reported). */
+interface CliRequest {
+  modulePath: string;
+  specs: string[] | undefined;
+  exportName: string | undefined;
+  reportPath: string | undefined;
+}
+
 async function main(): Promise<number> {
+  const request = parseCommandLine();
+  if (typeof request === 'number') return request;
+  const work = mkdtempSync(join(tmpdir(), 'sessionkit-conformance-'));
+  const reportFile = request.reportPath ?? join(work, 'report.json');
+  try {
+    writeGeneratedTest(work, request, reportFile);
+    const startVitest = await loadVitest();
+    if (!startVitest) return 2;
+    const vitest = await startVitest('test', [], {
+      root: work,
+      config: false,
+      watch: false,
+      include: ['conformance.test.mjs'],
+      testTimeout: 600_000,
+      hookTimeout: 600_000,
+      server: { deps: { inline: [] } },
+    });
+    await vitest.close();
+    let report: ConformanceReport;
+    try {
+      report = JSON.parse(readFileSync(reportFile, 'utf8')) as ConformanceReport;
+    } catch {
+      console.error(
+        'sessionkit-conformance: the suite did not produce a report (see the errors above)',
+      );
+      return 1;
+    }
+    const failed = report.tests.filter((t) => t.status === 'failed').length;
+    const passed = report.tests.filter((t) => t.status === 'passed').length;
+    if (request.reportPath) console.log(`report written to ${reportFile}`);
+    return failed === 0 && passed > 0 ? 0 : 1;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The parsed command line; usage errors are printed and returned as exit code 2. */
+function parseCommandLine(): CliRequest | number {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
@@ -57,69 +103,57 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  // The model-based spec reads its settings from the environment (see modelSettings).
-  for (const [flag, env, min] of [
-    ['seed', 'SESSIONKIT_MODEL_SEED', Number.MIN_SAFE_INTEGER],
-    ['runs', 'SESSIONKIT_MODEL_RUNS', 1],
+  if (!applyModelSettings(values.seed, values.runs)) return 2;
+  return {
+    modulePath,
+    specs,
+    exportName: values.export,
+    reportPath: values.report ? resolve(values.report) : undefined,
+  };
+}
+
+/**
+ * `--seed` and `--runs` as the model-based spec reads them (from the environment, see
+ * modelSettings); false after reporting a bad value.
+ */
+function applyModelSettings(seed: string | undefined, runs: string | undefined): boolean {
+  for (const [flag, raw, env, min] of [
+    ['seed', seed, 'SESSIONKIT_MODEL_SEED', Number.MIN_SAFE_INTEGER],
+    ['runs', runs, 'SESSIONKIT_MODEL_RUNS', 1],
   ] as const) {
-    const raw = values[flag];
     if (raw === undefined) continue;
     const n = Number(raw);
     if (raw.trim() === '' || !Number.isSafeInteger(n) || n < min) {
       console.error(
         `sessionkit-conformance: --${flag} must be an integer${min === 1 ? ' ≥ 1' : ''}, got "${raw}"`,
       );
-      return 2;
+      return false;
     }
     process.env[env] = String(n);
   }
-  const work = mkdtempSync(join(tmpdir(), 'sessionkit-conformance-'));
-  const reportFile = values.report ? resolve(values.report) : join(work, 'report.json');
-  try {
-    const entry = new URL('./index.js', import.meta.url).href;
-    const testFile = join(work, 'conformance.test.mjs');
-    // The generated test imports the author's module by absolute URL, so it resolves
-    // its own dependencies from where it lives, and vitest transforms TypeScript.
-    writeFileSync(
-      testFile,
-      [
-        `import { runConformance } from ${JSON.stringify(entry)};`,
-        `const mod = await import(${JSON.stringify(pathToFileURL(modulePath).href)});`,
-        `const name = ${JSON.stringify(values.export ?? '')};`,
-        `const init = name ? mod[name] : (mod.default ?? mod.initializer);`,
-        `if (!init) throw new Error(${JSON.stringify(`${modulePath} exports no initializer (default export, "initializer", or --export <name>)`)});`,
-        `runConformance(init, { reportFile: ${JSON.stringify(reportFile)}, specs: ${JSON.stringify(specs ?? null)} ?? undefined });`,
-        '',
-      ].join('\n'),
-    );
-    const startVitest = await loadVitest();
-    if (!startVitest) return 2;
-    const vitest = await startVitest('test', [], {
-      root: work,
-      config: false,
-      watch: false,
-      include: ['conformance.test.mjs'],
-      testTimeout: 600_000,
-      hookTimeout: 600_000,
-      server: { deps: { inline: [] } },
-    });
-    await vitest.close();
-    let report: ConformanceReport;
-    try {
-      report = JSON.parse(readFileSync(reportFile, 'utf8')) as ConformanceReport;
-    } catch {
-      console.error(
-        'sessionkit-conformance: the suite did not produce a report (see the errors above)',
-      );
-      return 1;
-    }
-    const failed = report.tests.filter((t) => t.status === 'failed').length;
-    const passed = report.tests.filter((t) => t.status === 'passed').length;
-    if (values.report) console.log(`report written to ${reportFile}`);
-    return failed === 0 && passed > 0 ? 0 : 1;
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  return true;
+}
+
+/**
+ * The test file vitest runs: it imports the author's module by absolute URL (so the module
+ * resolves its own dependencies from where it lives, and vitest transforms TypeScript)
+ * and runs the suite on its initializer.
+ */
+function writeGeneratedTest(work: string, request: CliRequest, reportFile: string): void {
+  const entry = new URL('./index.js', import.meta.url).href;
+  const { modulePath, specs } = request;
+  writeFileSync(
+    join(work, 'conformance.test.mjs'),
+    [
+      `import { runConformance } from ${JSON.stringify(entry)};`,
+      `const mod = await import(${JSON.stringify(pathToFileURL(modulePath).href)});`,
+      `const name = ${JSON.stringify(request.exportName ?? '')};`,
+      `const init = name ? mod[name] : (mod.default ?? mod.initializer);`,
+      `if (!init) throw new Error(${JSON.stringify(`${modulePath} exports no initializer (default export, "initializer", or --export <name>)`)});`,
+      `runConformance(init, { reportFile: ${JSON.stringify(reportFile)}, specs: ${JSON.stringify(specs ?? null)} ?? undefined });`,
+      '',
+    ].join('\n'),
+  );
 }
 
 type StartVitest = typeof import('vitest/node').startVitest;

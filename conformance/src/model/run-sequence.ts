@@ -138,37 +138,10 @@ class SequenceRun {
         agree('delete', await attempt(() => s.delete(id)), m.delete(id));
         return;
       }
-      case 'list': {
-        const options = {
-          folder: this.folders[op.folder]!,
-          ...(op.status === null ? {} : { status: STATUSES[op.status]! }),
-          ...(op.query === null ? {} : { query: op.query }),
-          includeArchived: op.includeArchived,
-          oldestFirst: op.oldestFirst,
-          limit: op.limit,
-          offset: op.offset,
-        };
-        const expected = m.list(options);
-        const got = await s.list(options);
-        expect(got, `list(${JSON.stringify(options)})`).toEqual(expected);
-        return;
-      }
-      case 'branch': {
-        const id = this.id(op.k);
-        const expected = m.get(id);
-        const at = op.at === 'end' ? ('ok' in expected ? expected.ok.messages.length : 0) : op.at;
-        const out = await attempt(() => s.branch(id, at));
-        const wanted: Outcome<unknown> =
-          'ok' in expected && at > expected.ok.messages.length
-            ? { error: 'invalid_argument' }
-            : expected;
-        const got = agree('branch', out, wanted);
-        if (!got) return;
-        m.branch(id, at, got.id);
-        this.adopt(got.id, got, true);
-        this.expectView('branch', got, got.id);
-        return;
-      }
+      case 'list':
+        return this.list(op);
+      case 'branch':
+        return this.branch(op);
       case 'clone': {
         const id = this.id(op.k);
         const got = agree('clone', await attempt(() => s.clone(id)), m.get(id));
@@ -200,6 +173,43 @@ class SequenceRun {
       default:
         return this.sideStep(op);
     }
+  }
+
+  /** `list` with the operation's filters, compared with the model's page. */
+  async list(op: Extract<Operation, { op: 'list' }>): Promise<void> {
+    const s = this.store;
+    const m = this.model;
+    const options = {
+      folder: this.folders[op.folder]!,
+      ...(op.status === null ? {} : { status: STATUSES[op.status]! }),
+      ...(op.query === null ? {} : { query: op.query }),
+      includeArchived: op.includeArchived,
+      oldestFirst: op.oldestFirst,
+      limit: op.limit,
+      offset: op.offset,
+    };
+    const expected = m.list(options);
+    const got = await s.list(options);
+    expect(got, `list(${JSON.stringify(options)})`).toEqual(expected);
+  }
+
+  /** `branch` at a point (or the end), compared with the model; the new session is adopted. */
+  async branch(op: Extract<Operation, { op: 'branch' }>): Promise<void> {
+    const s = this.store;
+    const m = this.model;
+    const id = this.id(op.k);
+    const expected = m.get(id);
+    const at = op.at === 'end' ? ('ok' in expected ? expected.ok.messages.length : 0) : op.at;
+    const out = await attempt(() => s.branch(id, at));
+    const wanted: Outcome<unknown> =
+      'ok' in expected && at > expected.ok.messages.length
+        ? { error: 'invalid_argument' }
+        : expected;
+    const got = agree('branch', out, wanted);
+    if (!got) return;
+    m.branch(id, at, got.id);
+    this.adopt(got.id, got, true);
+    this.expectView('branch', got, got.id);
   }
 
   /** Runtime status, events, router and pruning. */
