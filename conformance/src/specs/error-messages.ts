@@ -6,7 +6,7 @@ import type { Capability, FullStore } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { type Seed, seedStore } from './bad-input.js';
-import { expectCode, turns } from './util.js';
+import { expectCode, normalizedWords, turns } from './util.js';
 
 interface NamedArgumentCase {
   /** The rejected call, in words. */
@@ -170,31 +170,42 @@ export const errorMessageSpec = defineSpec('bad-input', 'Store', (t) => {
         const store = ctx.store as FullStore;
         const seed = await seedStore(store, ctx.id(), ctx.folder());
         const error = await expectCode(c.call(store, seed), 'invalid_argument');
-        expect(error.message).toContain(c.argument);
+        expect(normalizedWords(error.message)).toContain(normalizedWords(c.argument));
       },
     );
   }
 
-  t.test('an error about one session carries its id in sessionId', async (ctx) => {
-    // SessionKitError's documented field: `sessionId`, when the error is about one session.
-    const store = ctx.store as FullStore;
-    const missing = ctx.id();
-    expect((await expectCode(store.load(missing), 'not_found')).sessionId).toBe(missing);
-    const seed = await seedStore(store, ctx.id(), ctx.folder());
-    const stale = { ...(await store.load(seed.session.id)), revision: 99 };
-    expect((await expectCode(store.save(stale), 'conflict')).sessionId).toBe(seed.session.id);
-    expect((await expectCode(store.create(seed.session), 'exists')).sessionId).toBe(
-      seed.session.id,
-    );
-  });
+  t.test(
+    'an error about one session names it (and sessionId, when set, is its id)',
+    async (ctx) => {
+      // DESIGN: messages name the adapter and the id. SessionKitError's optional `sessionId`
+      // field, when an adapter sets it, must be that id.
+      const store = ctx.store as FullStore;
+      const missing = ctx.id();
+      const seed = await seedStore(store, ctx.id(), ctx.folder());
+      const stale = { ...(await store.load(seed.session.id)), revision: 99 };
+      for (const [error, id] of [
+        [await expectCode(store.load(missing), 'not_found'), missing],
+        [await expectCode(store.save(stale), 'conflict'), seed.session.id],
+        [await expectCode(store.create(seed.session), 'exists'), seed.session.id],
+      ] as const) {
+        expect(error.message).toContain(id);
+        if (error.sessionId !== undefined) expect(error.sessionId).toBe(id);
+      }
+    },
+  );
 
-  t.testFor('Brancher', 'a merge_diverged carries the child id in sessionId', async (ctx) => {
-    const store = ctx.store as FullStore;
-    const parent = await store.create({ id: ctx.id(), folder: ctx.folder(), messages: turns(1) });
-    const child = await store.branch(parent.id, 1);
-    await store.save({ ...(await store.load(parent.id)), messages: turns(2) });
-    const error = await expectCode(store.merge(child.id), 'merge_diverged');
-    expect(error.sessionId).toBe(child.id);
-    expect(error.message).toContain(child.id);
-  });
+  t.testFor(
+    'Brancher',
+    'a merge_diverged names the child (and sessionId is its id)',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const parent = await store.create({ id: ctx.id(), folder: ctx.folder(), messages: turns(1) });
+      const child = await store.branch(parent.id, 1);
+      await store.save({ ...(await store.load(parent.id)), messages: turns(2) });
+      const error = await expectCode(store.merge(child.id), 'merge_diverged');
+      expect(error.message).toContain(child.id);
+      if (error.sessionId !== undefined) expect(error.sessionId).toBe(child.id);
+    },
+  );
 });

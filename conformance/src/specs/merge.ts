@@ -1,4 +1,10 @@
-import { type Brancher, commitTurn, type Message, type Store } from '@sessionkit/core';
+import {
+  type Brancher,
+  commitTurn,
+  isSessionKitError,
+  type Message,
+  type Store,
+} from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, expectListedAsLoaded, msg, turn, turns } from './util.js';
@@ -40,6 +46,37 @@ export const mergeSpec = defineSpec('merge', 'Brancher', (t) => {
     expect(merged.tokenCount).toBe(16);
     await expectListedAsLoaded(ctx.store, a.id);
   });
+
+  t.test(
+    'a branch promoted past a parent that rewrote its history never lets a sibling overwrite it',
+    async (ctx) => {
+      // R ─┬─ S (appends)          P replaced its copy of R's history, C branched from P.
+      //    └─ P (replace) ── C     Deleting P promotes C onto R at the same turn.
+      // If C's merge into R is accepted it replaces R's history (same count), and DESIGN then
+      // makes S's merge diverge: a merge never loses data.
+      const b = brancher(ctx.store);
+      const root = await createSession(ctx, { messages: turns(1) });
+      const sibling = await b.branch(root.id, 2);
+      await commitTurn(ctx.store, sibling.id, { append: turns(1, 's') });
+      const p = await b.branch(root.id, 2);
+      await commitTurn(ctx.store, p.id, { replace: turns(1, 'p') });
+      const c = await b.branch(p.id, 2);
+      await ctx.store.delete(p.id);
+      expect((await ctx.store.load(c.id)).parentId).toBe(root.id);
+      const merged = await b.merge(c.id).then(
+        () => true,
+        (e: unknown) => {
+          if (isSessionKitError(e, 'merge_diverged')) return false;
+          throw e;
+        },
+      );
+      if (merged) {
+        expect((await ctx.store.load(root.id)).messages).toEqual(turns(1, 'p'));
+        await expectCode(b.merge(sibling.id), 'merge_diverged');
+        expect((await ctx.store.load(root.id)).messages).toEqual(turns(1, 'p'));
+      }
+    },
+  );
 
   t.test('promotion re-bases branchedAtTurn onto the new parent', async (ctx) => {
     const a = await createSession(ctx, { messages: turns(2) });

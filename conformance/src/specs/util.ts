@@ -26,6 +26,11 @@ export function turns(n: number, tag = 't'): Message[] {
   return Array.from({ length: n }, (_, i) => turn(i, tag)).flat();
 }
 
+/** Lower case without spaces or punctuation: "chat key", "chatKey" and "chat_key" agree. */
+export function normalizedWords(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
 /** Awaits `promise`, asserts it rejects with a `SessionKitError` of `code`, returns the error. */
 export async function expectCode(
   promise: Promise<unknown>,
