@@ -17,6 +17,7 @@ export * from './helpers/export-import.js';
 export * from './helpers/history-window.js';
 export * from './helpers/lifecycle.js';
 export { type KeysetWalkOptions, listPages, listRows } from './helpers/paging.js';
+export type { Progress, ProgressOptions } from './helpers/progress.js';
 export * from './helpers/stash.js';
 export * from './ids.js';
 export { MAX_JSON_DEPTH } from './json-value.js';

@@ -13,6 +13,12 @@ import { compareListOrder, isSubSession } from '../session.js';
 import type { ListCursor, Message } from '../types.js';
 import { assertKnownKeys, assertMax } from '../validate.js';
 import { assertPageSize, listPages, listRows } from './paging.js';
+import {
+  assertProgressOptions,
+  PROGRESS_OPTION_KEYS,
+  type ProgressOptions,
+  stopIfAborted,
+} from './progress.js';
 
 const errors = errorsFor('core');
 
@@ -20,7 +26,7 @@ const errors = errorsFor('core');
 const ENFORCE_MAX_PAGE_SIZE = 500;
 
 /** Options of the generic `enforceMax`. */
-export interface EnforceMaxOptions {
+export interface EnforceMaxOptions extends ProgressOptions {
   /** Page size of each `list` call while scanning. Default 500 (at most 1000). */
   pageSize?: number;
   /** Folder for the private id spool. Default: the OS temp folder. */
@@ -57,6 +63,12 @@ interface Candidate {
  *
  * Defaults: `pageSize` 500 (1–1000), `tmpDir` the OS temp folder.
  *
+ * `onProgress` reports rows scanned (`{phase: "scan", done}`, per page) and sessions
+ * deleted (`{phase: "delete", done}`). `signal` stops the generic path after a page of the
+ * scan or before a delete, and the call rejects with `signal.reason`: what was deleted
+ * stays deleted, the rest is left, and a later call finishes the job. A `Pruner` store's
+ * native `enforceMax` is one call: the signal is only checked before it.
+ *
  * Throws `invalid_argument` when `max` is not a safe integer, for bad or unknown options
  * and when the spool cannot be created in `tmpDir`; `unavailable` for other spool I/O
  * failures; `corrupt` when the store's listing breaks its own keyset order; and whatever
@@ -68,7 +80,8 @@ export async function enforceMax<M = Message>(
   options: EnforceMaxOptions = {},
 ): Promise<number> {
   assertMax(errors, max);
-  assertKnownKeys(errors, options, ['pageSize', 'tmpDir'], 'enforceMax');
+  assertKnownKeys(errors, options, ['pageSize', 'tmpDir', ...PROGRESS_OPTION_KEYS], 'enforceMax');
+  assertProgressOptions('enforceMax', options);
   const pageSize = options.pageSize ?? ENFORCE_MAX_PAGE_SIZE;
   assertPageSize(pageSize, 'enforceMax');
   const tmpDir = options.tmpDir ?? tmpdir();
@@ -76,6 +89,7 @@ export async function enforceMax<M = Message>(
     throw errors.invalid('enforceMax: tmpDir must be a non-empty path');
   }
   if (max <= 0) return 0;
+  stopIfAborted(options);
   if (isPruner(store)) return store.enforceMax(max);
 
   let dir: string;
@@ -87,9 +101,9 @@ export async function enforceMax<M = Message>(
   }
   try {
     const spool = join(dir, 'candidates.tsv');
-    const first = await spoolCandidates(store, max, pageSize, spool);
+    const first = await spoolCandidates(store, max, pageSize, spool, options);
     if (first === undefined) return 0;
-    return await deleteUnchanged(store, pageSize, spool, first);
+    return await deleteUnchanged(store, pageSize, spool, first, options);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -105,11 +119,14 @@ async function spoolCandidates<M>(
   max: number,
   pageSize: number,
   file: string,
+  progress: ProgressOptions,
 ): Promise<Candidate | undefined> {
-  const seen: { roots: number; first: Candidate | undefined; storeError?: unknown } = {
-    roots: 0,
-    first: undefined,
-  };
+  const seen: {
+    rows: number;
+    roots: number;
+    first: Candidate | undefined;
+    storeError?: unknown;
+  } = { rows: 0, roots: 0, first: undefined };
   async function* lines(): AsyncGenerator<string> {
     try {
       for await (const page of listPages(store, { pageSize, where: 'enforceMax' })) {
@@ -124,6 +141,9 @@ async function spoolCandidates<M>(
           chunk += `${t}\t${s.revision}\t${s.id}\n`;
         }
         if (chunk !== '') yield chunk;
+        seen.rows += page.length;
+        progress.onProgress?.({ phase: 'scan', done: seen.rows });
+        stopIfAborted(progress);
       }
     } catch (e) {
       // Remembered so the store's own error is not reported as a spool failure.
@@ -155,6 +175,7 @@ async function deleteUnchanged<M>(
   pageSize: number,
   file: string,
   first: Candidate,
+  progress: ProgressOptions,
 ): Promise<number> {
   const input = createReadStream(file, { encoding: 'utf8' });
   const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
@@ -186,9 +207,11 @@ async function deleteUnchanged<M>(
       const s = row.value;
       row = await listing.next();
       if (s.id !== c.id || s.revision !== c.revision || isSubSession(s)) continue;
+      stopIfAborted(progress);
       try {
         await store.delete(c.id);
         deleted++;
+        progress.onProgress?.({ phase: 'delete', done: deleted });
       } catch (e) {
         // Deleted by someone else since the listing was read: nothing left to prune.
         if (!isSessionKitError(e, 'not_found')) throw e;

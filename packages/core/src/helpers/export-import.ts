@@ -19,6 +19,12 @@ import {
   prepareCreate,
 } from '../validate.js';
 import { assertPageSize, listPages } from './paging.js';
+import {
+  assertProgressOptions,
+  PROGRESS_OPTION_KEYS,
+  type ProgressOptions,
+  stopIfAborted,
+} from './progress.js';
 
 const errors = errorsFor('core');
 
@@ -31,7 +37,7 @@ export const EXPORT_VERSION = 1;
 const EXPORT_PAGE_SIZE = 100;
 
 /** Options of `exportSessions`. */
-export interface ExportOptions {
+export interface ExportOptions extends ProgressOptions {
   /** Only sessions of this workspace folder (`list`'s `folder` filter). Default: all. */
   folder?: string;
   /** Page size of each `list` call. Default 100 (at most 1000). */
@@ -48,7 +54,7 @@ export interface ExportResult {
 export type OnExisting = 'skip' | 'replace' | 'fail';
 
 /** Options of `importSessions`. */
-export interface ImportOptions {
+export interface ImportOptions extends ProgressOptions {
   /** Default `'fail'`: the store's `exists` error propagates. */
   onExisting?: OnExisting;
 }
@@ -89,7 +95,10 @@ interface ExportRecord<M> {
  * while the export runs may be missing (an update moves a session ahead of the walk) and
  * sessions deleted meanwhile are skipped.
  *
- * Defaults: all folders, `pageSize` 100 (1–1000).
+ * Defaults: all folders, `pageSize` 100 (1–1000). `onProgress` is called after each
+ * session written (`{phase: "export", done}`); `signal` stops the export before its next
+ * session: the temp file is removed, `path` is untouched, and the call rejects with
+ * `signal.reason`.
  *
  * Throws `invalid_argument` for a bad path or bad/unknown options and when the folder of
  * `path` cannot be written; `unavailable` for other file I/O failures (including the
@@ -104,7 +113,13 @@ export async function exportSessions<M = Message>(
   options: ExportOptions = {},
 ): Promise<ExportResult> {
   assertPath(path, 'exportSessions');
-  assertKnownKeys(errors, options, ['folder', 'pageSize'], 'exportSessions');
+  assertKnownKeys(
+    errors,
+    options,
+    ['folder', 'pageSize', ...PROGRESS_OPTION_KEYS],
+    'exportSessions',
+  );
+  assertProgressOptions('exportSessions', options);
   const pageSize = options.pageSize ?? EXPORT_PAGE_SIZE;
   assertPageSize(pageSize, 'exportSessions');
   if (options.folder !== undefined && typeof options.folder !== 'string') {
@@ -132,11 +147,13 @@ export async function exportSessions<M = Message>(
     yield `${JSON.stringify(header)}\n`;
     for await (const page of listPages(store, { pageSize, where: 'exportSessions', folder })) {
       for (const summary of page) {
+        stopIfAborted(options);
         const record = await readRecord(store, summary.id);
         if (record === undefined) continue;
         result.exported++;
         // JSON.stringify writes Dates as ISO strings with milliseconds.
         yield `${JSON.stringify(record)}\n`;
+        options.onProgress?.({ phase: 'export', done: result.exported });
       }
     }
   }
@@ -201,6 +218,13 @@ async function readRecord<M>(store: Store<M>, id: string): Promise<ExportRecord<
  * first bad one). Sessions are then created in file order; a failure from the store
  * part-way leaves the sessions before it imported.
  *
+ * `onProgress` is called after each line checked (`{phase: "check", done}`) and each
+ * session imported or skipped (`{phase: "import", done, total}`). `signal` stops the
+ * import between two sessions (never inside one: a session is created with its status and
+ * events before the next check) and the call rejects with `signal.reason`; the sessions
+ * before it stay imported, and a second run with `onExisting: 'skip'` finishes the job
+ * without duplicates.
+ *
  * `onExisting` (default `'fail'`) decides what happens when the target already has an id:
  * - `'fail'`: the store's `exists` error propagates (sessions before it stay imported);
  * - `'skip'`: the stored session is left alone and counted in `skipped`;
@@ -235,7 +259,8 @@ export async function importSessions<M = Message>(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   assertPath(path, 'importSessions');
-  assertKnownKeys(errors, options, ['onExisting'], 'importSessions');
+  assertKnownKeys(errors, options, ['onExisting', ...PROGRESS_OPTION_KEYS], 'importSessions');
+  assertProgressOptions('importSessions', options);
   const onExisting = options.onExisting ?? 'fail';
   if (!['skip', 'replace', 'fail'].includes(onExisting)) {
     throw errors.invalid(
@@ -246,22 +271,29 @@ export async function importSessions<M = Message>(
   // id → the line it was first seen on (the only state that grows with the file).
   const seen = new Map<string, number>();
   await forEachRecord<M>(path, async ({ input }, lineNo) => {
+    stopIfAborted(options);
     const first = seen.get(input.id);
     if (first !== undefined) {
       throw corrupt(path, lineNo, `duplicate session id "${input.id}" (first on line ${first})`);
     }
     seen.set(input.id, lineNo);
+    options.onProgress?.({ phase: 'check', done: seen.size });
   });
+  const total = seen.size;
   seen.clear();
 
   const result: ImportResult = { imported: 0, skipped: 0 };
+  const report = () =>
+    options.onProgress?.({ phase: 'import', done: result.imported + result.skipped, total });
   await forEachRecord<M>(path, async ({ input, runtimeStatus, events }) => {
+    stopIfAborted(options);
     try {
       await store.create(input);
     } catch (e) {
       if (!isSessionKitError(e, 'exists') || onExisting === 'fail') throw e;
       if (onExisting === 'skip') {
         result.skipped++;
+        report();
         return;
       }
       await store.delete(input.id).catch((err: unknown) => {
@@ -280,6 +312,7 @@ export async function importSessions<M = Message>(
       for (const event of events) await store.append(input.id, event.type, event.payload);
     }
     result.imported++;
+    report();
   });
   return result;
 }
