@@ -2,19 +2,15 @@
 // (`file:./sessions?sync=false&lockTimeoutMs=2000`).
 
 import { errorsFor } from '@sessionkit/core/adapter';
-import type { FileStoreOptions } from './options.js';
+import { type FileStoreOptions, OPTION_KEYS } from './options.js';
 
 const errors = errorsFor('file');
 
 /** The `FileStoreOptions` a `file:` URL may carry (every one but `dir`, which is the path). */
-export const URL_OPTION_KEYS = [
-  'snapshotEvery',
-  'lockTimeoutMs',
-  'lockStaleMs',
-  'indexSlackBytes',
-  'sync',
-] as const;
-type UrlOptionKey = (typeof URL_OPTION_KEYS)[number];
+type UrlOptionKey = Exclude<(typeof OPTION_KEYS)[number], 'dir'>;
+export const URL_OPTION_KEYS: readonly UrlOptionKey[] = OPTION_KEYS.filter(
+  (key): key is UrlOptionKey => key !== 'dir',
+);
 
 const DECIMAL = /^\d+(\.\d+)?$/;
 

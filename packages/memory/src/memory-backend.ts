@@ -101,7 +101,7 @@ export function indexEntryOf(record: MemoryRecord): IndexEntry {
 
 /**
  * Stores the record of a session written for the first time (create, branch, clone): its
- * messages and lineage as given, no runtime status, an empty event log; indexed, and
+ * messages, lineage and search text (computed unless given) as given, no runtime status, an empty event log; indexed, and
  * linked under its parent in the derived tree.
  */
 export function insertNewRecord(
@@ -109,11 +109,12 @@ export function insertNewRecord(
   header: MemoryHeader,
   messages: unknown[],
   lineage: HistoryLineage,
+  searchText: string = searchTextOf(messages),
 ): MemoryRecord {
   const record: MemoryRecord = {
     header,
     messages,
-    searchText: searchTextOf(messages),
+    searchText,
     runtimeStatus: null,
     // Stryker disable next-line ArrayDeclaration: equivalent — events() and append() only see entries with a numeric sequence, so a non-event placeholder is invisible.
     events: [],

@@ -281,7 +281,14 @@ export class MemoryStore<M = Message> implements FullStore<M> {
     this.backend.stats.messageBodyReads++;
     const header: MemoryHeader = cloneHeader(source.header, this.#freshId());
     const messages = structuredClone(source.messages);
-    const record = insertNewRecord(this.backend, header, messages, rootLineage());
+    // The copy's text is the source's: no need to lower-case the whole history again.
+    const record = insertNewRecord(
+      this.backend,
+      header,
+      messages,
+      rootLineage(),
+      source.searchText,
+    );
     return this.#sessionOf(record);
   }
 

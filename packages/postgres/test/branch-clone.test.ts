@@ -1,13 +1,8 @@
 // branch-clone.ts: the search rows of a branch hold only what it copied.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the branch-clone tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the branch-clone tests did not run');
 
 describe.runIf(available)('branch-clone › derived data stays exact', () => {
   it('a branch inside a committed turn does not find the text after its branch point', async () => {

@@ -1,7 +1,7 @@
 // statements/commit.ts: the sk_commit / sk_append calls are built from one ordered table
 // of each function's parameters; these tests fail when the table and the function as
 // the migrations define it drift apart (name, order, type or count).
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   APPEND_PARAMS,
   COMMIT_PARAMS,
@@ -9,14 +9,9 @@ import {
   type FunctionParam,
   namedCall,
 } from '../src/statements/commit.js';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the sk_commit signature tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the sk_commit signature tests did not run');
 
 /** The IN parameters of `schema.fn` as pg_proc records them: name and format_type, in order. */
 async function signatureOf(schema: string, fn: string) {

@@ -1,13 +1,8 @@
 // commit.ts: a commit writes only its new rows.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the commit tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the commit tests did not run');
 
 describe.runIf(available)('commit › row writes', () => {
   it('a commit inserts only its new rows and never rewrites stored ones', async () => {

@@ -1,15 +1,11 @@
 // dates.ts: timestamps read back exactly whatever the connection TimeZone.
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { POSTGRES_URL, postgresAvailable } from './env.js';
-import { dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { POSTGRES_URL } from './env.js';
+import { dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the dates tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the dates tests did not run');
 
 describe.runIf(available)('dates › session TimeZone', () => {
   it('load returns exact dates whatever the connection TimeZone, even offsets with seconds', async () => {

@@ -1,16 +1,11 @@
 // errors.ts: driver errors mapped to sessionkit errors, and what a store reports when its schema is gone.
 import { isSessionKitError } from '@sessionkit/core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { driverErrorCode, errors, wrapDriverError } from '../src/errors.js';
 import { PostgresStore } from '../src/index.js';
-import { postgresAvailable } from './env.js';
-import { borrowedStore, dropSchema, endAdmin } from './harness.js';
+import { borrowedStore, dropSchema, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the errors tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the errors tests did not run');
 
 /** A fake driver error with a SQLSTATE (pg's DatabaseError has `code` and `severity`). */
 function pgError(code: string, message = `fake ${code}`): Error {

@@ -1,8 +1,9 @@
 // Test stores on private schemas: each create() gets a fresh schema, dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { POSTGRES_URL } from './env.js';
+import { POSTGRES_URL, postgresAvailable } from './env.js';
 
 let counter = 0;
 
@@ -90,4 +91,16 @@ export async function borrowedStore(): Promise<{
       await dropSchema(schema);
     },
   };
+}
+
+/**
+ * Whether the test server is there (warning once with `what` when it is not), and, when it
+ * is, ends the shared admin pool after the calling file's tests.
+ */
+export function postgresForFile(what: string): boolean {
+  const available = postgresAvailable(what);
+  afterAll(async () => {
+    if (available) await endAdmin();
+  });
+  return available;
 }

@@ -1,13 +1,8 @@
 // history-reads.ts: reads are one MVCC snapshot, never waiting on a writer.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the history-reads tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the history-reads tests did not run');
 
 describe.runIf(available)('history-reads › reads during an open turn', () => {
   it('load and loadMessages neither wait on an uncommitted turn nor see it', async () => {

@@ -1,15 +1,17 @@
 // lineage-writes.ts: delete with promotion and merge under concurrency (lock order, races).
 import { isSessionKitError } from '@sessionkit/core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { postgresAvailable } from './env.js';
-import { admin, borrowedStore, destroyStore, endAdmin, freshStore, newPool } from './harness.js';
+import {
+  admin,
+  borrowedStore,
+  destroyStore,
+  freshStore,
+  newPool,
+  postgresForFile,
+} from './harness.js';
 
-const available = postgresAvailable('the lineage-writes tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the lineage-writes tests did not run');
 
 describe.runIf(available)('lineage-writes › lock ordering', () => {
   it('a merge into a parent that is being deleted never deadlocks with the promotion', async () => {

@@ -2,17 +2,12 @@
 // promotedChild, a session whose parent does not exist can be deleted.
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { type HistoryLineage, promotedChild, type SessionHeader } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { lineageOf } from '../src/lineage.js';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL lineage tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the PostgreSQL lineage tests did not run');
 
 const m = (content: string): Message => ({ role: 'user', content });
 

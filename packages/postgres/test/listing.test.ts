@@ -1,15 +1,10 @@
 // listing.ts / statements/listing.ts: the listing query never reads message rows.
 import { errorsFor, normalizeListOptions } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildListQuery } from '../src/statements/listing.js';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the listing tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the listing tests did not run');
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
 function planNodes(plan: unknown): Record<string, unknown>[] {

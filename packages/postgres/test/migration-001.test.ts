@@ -1,13 +1,8 @@
 // migrations/001-initial.ts: the tables as created (timestamp precision).
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, borrowedStore, endAdmin } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, borrowedStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the migration-001 tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the migration-001 tests did not run');
 
 describe.runIf(available)('migration 1 › millisecond timestamps', () => {
   it('every timestamp column keeps milliseconds only, so keyset cursors compare what callers see', async () => {

@@ -1,15 +1,10 @@
 // migrations/002-…: sk_delete locks the parent; a version 1 schema is upgraded in place.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/migrations/index.js';
-import { postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the migration-002 tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the migration-002 tests did not run');
 
 describe.runIf(available)('migration 2 › upgrade in place', () => {
   it('a schema at version 1 with data is upgraded in place on open', async () => {

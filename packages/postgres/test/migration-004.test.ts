@@ -2,17 +2,12 @@
 // format (messages joined by a newline) are rewritten, lineage columns read as core's
 // readLineage(undefined), old sessions keep working.
 import { searchTextOf } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/migrations/index.js';
-import { postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL migration 4 test did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the PostgreSQL migration 4 test did not run');
 
 describe.runIf(available)('postgres › migration 4', () => {
   it('a version 3 schema with old-format search rows is upgraded: no match across messages, lineage defaults', async () => {

@@ -1,15 +1,10 @@
 // migrations/runner.ts: many processes opening one empty schema at once.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { LATEST_VERSION, MIGRATIONS } from '../src/migrations/index.js';
-import { postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the migration-runner tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the migration-runner tests did not run');
 
 describe.runIf(available)('migrations/runner › concurrent first opens', () => {
   it('8 stores with their own pools opening an empty schema at once all succeed, migrating once', async () => {

@@ -2,16 +2,12 @@
 import { inspect } from 'node:util';
 import { type FullStore, isSessionKitError, openStore } from '@sessionkit/core';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openPostgresStore, PostgresStore, storeAdapter } from '../src/index.js';
-import { POSTGRES_URL, postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { POSTGRES_URL } from './env.js';
+import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the open tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the open tests did not run');
 
 /** A URL to the test server with a password in it (trust auth ignores it). */
 function urlWithPassword(password: string, schema?: string): string {

@@ -1,14 +1,10 @@
 // postgres-store.ts: the constructor checks its options and schema name before any I/O.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { POSTGRES_URL, postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema, newPool } from './harness.js';
+import { POSTGRES_URL } from './env.js';
+import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the postgres-store tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the postgres-store tests did not run');
 
 describe.runIf(available)('PostgresStore › constructor options', () => {
   it('rejects bad schema names before any I/O and quotes good ones', async () => {

@@ -1,13 +1,8 @@
 // repair.ts (and delete/enforceMax): no derived rows left behind; repair drops orphans.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the repair tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the repair tests did not run');
 
 describe.runIf(available)('repair › derived data stays exact', () => {
   it('delete and enforceMax leave no message or search rows behind; repair drops orphans', async () => {

@@ -1,13 +1,8 @@
 // retention.ts (sk_enforce_max): the roots a retention pass keeps and the locks it takes.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, borrowedStore, endAdmin } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, borrowedStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the retention tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the retention tests did not run');
 
 describe.runIf(available)('retention › enforceMax races', () => {
   it('a root that a commit makes the newest while enforceMax waits for its lock is kept', async () => {

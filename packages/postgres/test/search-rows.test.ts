@@ -1,15 +1,10 @@
 // search-rows.ts: search rows hold each message separately, in chunks of about 64 KB.
 import { SEARCH_TEXT_SEPARATOR, searchTextMatches, searchTextOf } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEARCH_CHUNK, searchChunks } from '../src/search-rows.js';
-import { postgresAvailable } from './env.js';
-import { admin, borrowedStore, endAdmin } from './harness.js';
+import { admin, borrowedStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the search-rows tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the search-rows tests did not run');
 
 describe.runIf(available)('search-rows › search never spans two messages', () => {
   it('a query straddling two messages matches neither within one search row nor across a row cut', async () => {

@@ -1,13 +1,8 @@
 // statements/*.ts: every value reaches PostgreSQL as a parameter, never as SQL text.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the statements tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the statements tests did not run');
 
 describe.runIf(available)('statements › SQL never sees input as code', () => {
   it('strings that look like SQL round-trip literally in every text field and search literally', async () => {

@@ -1,14 +1,9 @@
 // transaction.ts: statements and transactions with retries on borrowed clients.
 import { isSessionKitError } from '@sessionkit/core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, borrowedStore, endAdmin } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, borrowedStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the transaction tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the transaction tests did not run');
 
 describe.runIf(available)('transaction › a client broken inside a transaction', () => {
   it('a checked-out client terminated between statements of a transaction never crashes the process', async () => {

@@ -1,13 +1,8 @@
 // trigram.ts: the pg_trgm index over search rows.
-import { afterAll, describe, expect, it } from 'vitest';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the trigram tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the trigram tests did not run');
 
 describe.runIf(available)('trigram › the index', () => {
   it('the trigram index exists when pg_trgm is available', async () => {

@@ -3,17 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { isSessionKitError, openStore } from '@sessionkit/core';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type PostgresStore, storeAdapter } from '../src/index.js';
 import { parseStoreUrl } from '../src/url-options.js';
-import { POSTGRES_URL, postgresAvailable } from './env.js';
-import { admin, dropSchema, endAdmin, freshSchema } from './harness.js';
+import { POSTGRES_URL } from './env.js';
+import { admin, dropSchema, freshSchema, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL URL option tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the PostgreSQL URL option tests did not run');
 
 function withParams(params: Record<string, string>): string {
   const u = new URL(POSTGRES_URL);

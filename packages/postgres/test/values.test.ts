@@ -2,16 +2,11 @@
 // costUsd, __proto__ keys as data on every path, dates never read back as Invalid Date.
 import { isSessionKitError, type JsonValue, type Message } from '@sessionkit/core';
 import { errorsFor, incrementedCost } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore } from './harness.js';
+import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL value tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the PostgreSQL value tests did not run');
 
 const MAX = Number.MAX_VALUE;
 /** The own `__proto__` property of an object (a plain read would give its prototype). */

@@ -1,17 +1,12 @@
 // Windowed history reads: edges, snapshot (never torn), cost by key range.
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { errorsFor, normalizeMessageWindow } from '@sessionkit/core/adapter';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { windowStatement } from '../src/message-window.js';
-import { postgresAvailable } from './env.js';
-import { admin, destroyStore, endAdmin, freshStore, peerOf } from './harness.js';
+import { admin, destroyStore, freshStore, peerOf, postgresForFile } from './harness.js';
 
-const available = postgresAvailable('the PostgreSQL window tests did not run');
-
-afterAll(async () => {
-  if (available) await endAdmin();
-});
+const available = postgresForFile('the PostgreSQL window tests did not run');
 
 const msg = (i: number): Message => ({ role: 'user', content: `m${i}` });
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => msg(a + i));

@@ -108,6 +108,19 @@ export interface SnapshotInfo {
   tabled: boolean;
 }
 
+/** `readSnapshotMeta`, or `undefined` when the snapshot is gone (a fold replaced it). */
+export async function readSnapshotMetaIfPresent(
+  id: string,
+  path: string,
+): Promise<SnapshotInfo | undefined> {
+  try {
+    return await readSnapshotMeta(id, path);
+  } catch (e) {
+    if (isEnoent(e)) return undefined;
+    throw e;
+  }
+}
+
 /**
  * A snapshot's meta (its first frame's), its file size and whether an offset table
  * (format 3: a second frame) follows. Reads the prefix and meta only.

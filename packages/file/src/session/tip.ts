@@ -14,7 +14,7 @@ import { errors } from '../store/errors.js';
 import { readLastRecord } from './commit-log.js';
 import { newestSnapshot, READ_ATTEMPTS } from './folder.js';
 import { type LoadedSession, readLegacySession } from './full-read.js';
-import { readSnapshotMeta, type SnapshotInfo, writeSnapshot } from './snapshot.js';
+import { readSnapshotMetaIfPresent, type SnapshotInfo, writeSnapshot } from './snapshot.js';
 
 /** What a writer needs of a session without reading its messages. */
 export interface SessionTip {
@@ -148,13 +148,8 @@ async function readTipAt(
     // No shortcut from the cached tip here: only the snapshot's inode would vouch for it,
     // and a session deleted and re-created by another process may get that inode number
     // again. Its meta is small.
-    let snap: SnapshotInfo;
-    try {
-      snap = await readSnapshotMeta(id, sp.snapshot(snapRev));
-    } catch (e) {
-      if (isEnoent(e)) return undefined;
-      throw e;
-    }
+    const snap = await readSnapshotMetaIfPresent(id, sp.snapshot(snapRev));
+    if (!snap) return undefined;
     const tip = snapshotTip(snapRev, snapIno, snap);
     ctx.tips.set(id, tip);
     return tip;
@@ -191,13 +186,8 @@ async function readTipWithLog(
     ctx.keptFiles.isPinned(sp.log(snapRev), ino)
   )
     return cached;
-  let snap: SnapshotInfo;
-  try {
-    snap = await readSnapshotMeta(id, sp.snapshot(snapRev));
-  } catch (e) {
-    if (isEnoent(e)) return undefined;
-    throw e;
-  }
+  const snap = await readSnapshotMetaIfPresent(id, sp.snapshot(snapRev));
+  if (!snap) return undefined;
   const base: SessionTip = {
     ...snapshotTip(snapRev, snapIno, snap),
     logIno: ino,
