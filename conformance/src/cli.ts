@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { formatMatrix, matrixPassed } from './matrix.js';
 import type { ConformanceReport } from './types.js';
 import { SPEC_NAMES } from './types.js';
 
 const USAGE = `usage: sessionkit-conformance <module> [--report <file.json>] [--spec <name,name>] [--export <name>] [--seed <n>] [--runs <n>]
+       sessionkit-conformance --matrix <report.json> [<report.json> …]
 
 Runs the sessionkit conformance suite against the initializer that <module> exports
 (default export, or the named export given by --export, or "initializer"). The module
@@ -18,6 +20,10 @@ may be JavaScript or TypeScript. No vitest config of your own is needed.
   --export <name>   the export holding the initializer
   --seed <n>        replay the model-based spec with this seed (a failure prints it)
   --runs <n>        random sequences the model-based spec runs (default 25)
+  --matrix          print the given JSON reports side by side as a Markdown table
+                    (capability × run); exit 1 when any run failed or skipped a test.
+                    SESSIONKIT_CONFORMANCE_LABEL, set when a report is written, names
+                    the run's column (e.g. "postgres 16").
 
 Exit code: 0 when every test of every implemented capability passed, 1 when any
 failed (or the suite could not run), 2 for bad usage or a missing vitest (a peer
@@ -32,6 +38,7 @@ interface CliRequest {
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === '--matrix') return printMatrix(process.argv.slice(3));
   const request = parseCommandLine();
   if (typeof request === 'number') return request;
   const work = mkdtempSync(join(tmpdir(), 'sessionkit-conformance-'));
@@ -66,6 +73,27 @@ async function main(): Promise<number> {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** `--matrix <report.json…>`: the reports as one Markdown table on stdout. */
+function printMatrix(files: string[]): number {
+  if (files.length === 0) {
+    console.error(USAGE);
+    return 2;
+  }
+  const reports: ConformanceReport[] = [];
+  for (const file of files) {
+    try {
+      reports.push(JSON.parse(readFileSync(file, 'utf8')) as ConformanceReport);
+    } catch (e) {
+      console.error(
+        `sessionkit-conformance: cannot read report ${file}: ${e instanceof Error ? e.message : String(e)}`,
+      );
+      return 2;
+    }
+  }
+  console.log(formatMatrix(reports));
+  return matrixPassed(reports) ? 0 : 1;
 }
 
 /** The parsed command line; usage errors are printed and returned as exit code 2. */

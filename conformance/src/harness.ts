@@ -250,7 +250,15 @@ export function newReport(adapter: string): ConformanceReport {
   const specs = Object.fromEntries(
     SPEC_NAMES.map((s) => [s, { passed: 0, failed: 0, skipped: 0, notImplemented: 0 }]),
   ) as ConformanceReport['specs'];
-  return { adapter, startedAt: new Date().toISOString(), capabilities, specs, tests: [] };
+  const label = process.env.SESSIONKIT_CONFORMANCE_LABEL?.trim() || undefined;
+  return {
+    adapter,
+    runtime: { node: process.versions.node, ...(label ? { label } : {}) },
+    startedAt: new Date().toISOString(),
+    capabilities,
+    specs,
+    tests: [],
+  };
 }
 
 const COUNTER: Record<TestStatus, 'passed' | 'failed' | 'skipped' | 'notImplemented'> = {

@@ -122,6 +122,11 @@ export interface CapabilitySummary {
 /** The end-of-run report, also written as JSON. */
 export interface ConformanceReport {
   adapter: string;
+  /**
+   * Where the run happened, for matrices that put several runs side by side: the Node
+   * version, and a free label (`SESSIONKIT_CONFORMANCE_LABEL`, e.g. "postgres 16").
+   */
+  runtime?: { node: string; label?: string | undefined } | undefined;
   startedAt: string;
   finishedAt?: string | undefined;
   capabilities: Record<ReportCapability, CapabilitySummary>;

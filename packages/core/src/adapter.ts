@@ -22,7 +22,12 @@ export * from './history-lineage.js';
 export { assertJsonValue, jsonByteLength } from './json-value.js';
 export { readLineage } from './lineage-record.js';
 export * from './message-window.js';
-export { registerStoreAdapter, type StoreAdapter } from './open-store.js';
+export {
+  type KnownAdapterPackage,
+  knownAdapterPackage,
+  registerStoreAdapter,
+  type StoreAdapter,
+} from './open-store.js';
 export {
   applyCommitToSummary,
   checkCommitExpectations,

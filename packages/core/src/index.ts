@@ -11,6 +11,7 @@ export {
   SessionKitError,
   type SessionKitErrorOptions,
 } from './errors.js';
+export type { FileLockOptions } from './fs/file-lock.js';
 export { type CommitTurnOptions, commitTurn } from './helpers/commit-turn.js';
 export * from './helpers/enforce-max.js';
 export * from './helpers/export-import.js';

@@ -22,8 +22,16 @@ export interface StoreAdapter {
   open(url: URL, options?: Record<string, unknown>, source?: string): Promise<Store<Message>>;
 }
 
+/** A first-party adapter package and the npm install line its URLs need. */
+export interface KnownAdapterPackage {
+  /** The package that exports the scheme's `storeAdapter`, e.g. `@sessionkit/postgres`. */
+  pkg: string;
+  /** What to install for it, driver included, e.g. `@sessionkit/postgres pg`. */
+  install: string;
+}
+
 // First-party schemes: the package `openStore` loads on demand, and what to install.
-const KNOWN_SCHEMES: Record<string, { pkg: string; install: string }> = {
+const KNOWN_SCHEMES: Record<string, KnownAdapterPackage> = {
   memory: { pkg: '@sessionkit/memory', install: '@sessionkit/memory' },
   file: { pkg: '@sessionkit/file', install: '@sessionkit/file' },
   postgres: { pkg: '@sessionkit/postgres', install: '@sessionkit/postgres pg' },
@@ -32,6 +40,17 @@ const KNOWN_SCHEMES: Record<string, { pkg: string; install: string }> = {
   rediss: { pkg: '@sessionkit/redis', install: '@sessionkit/redis ioredis' },
   s3: { pkg: '@sessionkit/s3', install: '@sessionkit/s3 @aws-sdk/client-s3' },
 };
+
+/**
+ * The first-party adapter package of a URL scheme (`"postgres"`, with or without the
+ * colon, any case), or `undefined` for a scheme sessionkit does not ship. For tools that
+ * load adapters from their own location before calling `openStore` (the `sessionkit`
+ * command does). Never throws.
+ */
+export function knownAdapterPackage(scheme: string): KnownAdapterPackage | undefined {
+  const key = String(scheme).toLowerCase().replace(/:$/, '');
+  return Object.hasOwn(KNOWN_SCHEMES, key) ? { ...KNOWN_SCHEMES[key]! } : undefined;
+}
 
 /** What the global registry slot holds. Bump the key's version if this shape changes. */
 interface AdapterRegistry {
@@ -148,7 +167,7 @@ export async function openStore<M = Message>(
   }
   let adapter = registered.get(scheme);
   if (!adapter) {
-    const known = KNOWN_SCHEMES[scheme];
+    const known = knownAdapterPackage(scheme);
     if (!known) {
       throw errors.invalid(
         `openStore: no adapter handles "${scheme}:" URLs (known: ${Object.keys(KNOWN_SCHEMES).join(', ')}; register others with registerStoreAdapter)`,

@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import type { Store } from '../src/contracts.js';
@@ -161,13 +166,37 @@ describe('openStore failures', () => {
     }
   });
 
-  it('names the package to install when a first-party adapter is missing', async () => {
-    const e = await failure(openStore('redis://127.0.0.1:6379'));
-    expect(e.code).toBe('invalid_argument');
-    expect(e.message).toContain('@sessionkit/redis');
-    expect(e.message).toContain('npm install @sessionkit/redis ioredis');
-    const s3 = await failure(openStore('S3://bucket/prefix'));
-    expect(s3.message).toContain('npm install @sessionkit/s3 @aws-sdk/client-s3');
+  it('names the package to install when a first-party adapter is missing', () => {
+    // A plain Node process with core's build and nothing else: neither core's location nor
+    // the working directory (an empty folder) has an adapter installed. (In this workspace
+    // vitest's resolver would find the adapters, so this runs outside it.)
+    const coreEntry = pathToFileURL(fileURLToPath(new URL('../dist/index.js', import.meta.url)));
+    const cwd = mkdtempSync(join(tmpdir(), 'sk-open-store-'));
+    try {
+      const script = `const { openStore } = await import(${JSON.stringify(coreEntry.href)});
+        for (const url of ['redis://127.0.0.1:6379', 'S3://bucket/prefix']) {
+          try { await openStore(url); console.log('opened'); }
+          catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }
+        }`;
+      // A clean environment: the test worker's (its IPC channel, loader flags) would keep the child alive.
+      const env = { PATH: process.env.PATH ?? '' };
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd,
+        env,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      const [redis, s3] = r.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(redis.code).toBe('invalid_argument');
+      expect(redis.message).toContain('npm install @sessionkit/redis ioredis');
+      expect(s3.code).toBe('invalid_argument');
+      expect(s3.message).toContain('npm install @sessionkit/s3 @aws-sdk/client-s3');
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
   it('never shows a password, in the message or anywhere in the error', async () => {
@@ -208,5 +237,28 @@ describe('redactUrl', () => {
       expect(r, url).not.toContain('cret');
       expect(r.startsWith('postgres://')).toBe(true);
     }
+  });
+});
+
+describe('knownAdapterPackage', () => {
+  it('names the package and install line of every first-party scheme, any case, colon or not', async () => {
+    const { knownAdapterPackage } = await import('../src/adapter.js');
+    expect(knownAdapterPackage('postgres')).toEqual({
+      pkg: '@sessionkit/postgres',
+      install: '@sessionkit/postgres pg',
+    });
+    expect(knownAdapterPackage('REDISS:')?.pkg).toBe('@sessionkit/redis');
+    expect(knownAdapterPackage('s3')?.install).toBe('@sessionkit/s3 @aws-sdk/client-s3');
+    expect(knownAdapterPackage('ftp')).toBeUndefined();
+    // Inherited object keys are not schemes.
+    expect(knownAdapterPackage('constructor')).toBeUndefined();
+    expect(knownAdapterPackage('__proto__')).toBeUndefined();
+  });
+
+  it('openStore refuses an inherited-key scheme as unknown, not as a broken package', async () => {
+    await expect(openStore('constructor://x')).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringContaining('no adapter handles "constructor:" URLs'),
+    });
   });
 });

@@ -1,7 +1,9 @@
 // Benchmark of @sessionkit/file (not a test: it asserts nothing). Run after `build`:
 //   pnpm --filter @sessionkit/file bench
-// Prints turn-commit throughput at a short and a long history beside the machine's raw
-// append+fsync ceiling, windowed history reads (`BENCH_ONLY=windows` runs only those),
+// Prints the commit-path targets as ratios against raw appends (`BENCH_ONLY=targets` runs
+// only those; see targets.mjs), turn-commit throughput at a short and a long history
+// beside the machine's raw append+fsync ceiling, windowed history reads
+// (`BENCH_ONLY=windows` runs only those),
 // and listing latency over 10,000 sessions with empty and with 1,000-message transcripts.
 import { promises as fsp, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
+import { targets } from './targets.mjs';
 
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 1500);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000);
@@ -219,6 +222,15 @@ function printWindows(w) {
   );
 }
 
+if (process.env.BENCH_ONLY === 'targets') {
+  try {
+    await targets(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'windows') {
   try {
     printWindows(await windows());
@@ -233,6 +245,7 @@ try {
     `@sessionkit/file benchmark — node ${process.version}, ${process.platform}, temp dir ${tmpdir()}`,
   );
   console.log(`commits per measure: ${COMMITS}; sessions for listing: ${SESSIONS}\n`);
+  await targets(root);
   const c = await commitRates();
   console.log(
     `turn commit (append user + assistant, ~1 KB each, fsync per commit), ${ROUNDS} interleaved rounds of ${c.chunk}, medians:`,

@@ -209,6 +209,8 @@ export class FileStore<M = Message> implements FullStore<M> {
   async close(): Promise<void> {
     const ctx = this.#ctx;
     ctx.closed = true;
+    await ctx.journal?.close();
+    await ctx.leases.close();
     ctx.keptFiles.dropAll();
     ctx.tips.clear();
     ctx.eventTails.clear();
@@ -233,8 +235,11 @@ export class FileStore<M = Message> implements FullStore<M> {
         await this.#open();
         const append = input.append ? (cloneJson(input.append) as unknown[]) : undefined;
         const replace = input.replace ? (cloneJson(input.replace) as unknown[]) : undefined;
-        return lockForWrite(this.#ctx, id, () =>
-          commitLocked(this.#ctx, id, input as CommitInput<unknown>, append, replace),
+        return lockForWrite(
+          this.#ctx,
+          id,
+          () => commitLocked(this.#ctx, id, input as CommitInput<unknown>, append, replace),
+          true,
         );
       },
       id,

@@ -35,11 +35,38 @@ export interface FileStoreOptions {
    */
   indexSlackBytes?: number | undefined;
   /**
-   * fsync every write before it resolves (the durability guarantee). `false` is for bulk
-   * loads and benchmarks: a crash of the machine (not of the process) may then lose
-   * acknowledged writes. Default true.
+   * When a write is durable before it resolves (see the README's _Durability modes_):
+   * - `true` (default): each write is fsync'd (`fdatasync` for appends) before it resolves;
+   *   a machine crash loses no acknowledged write.
+   * - `'group'`: group commit. A commit appends its record, then waits for the store's
+   *   next flush, which runs at most every `groupCommitMs` and fsyncs every log written
+   *   since the last one; all the commits it covers resolve after it. Concurrent commits
+   *   (several sessions, or several writers of one session) share one flush. A machine
+   *   crash still loses no acknowledged write; each commit waits up to `groupCommitMs`
+   *   longer. Snapshots, creates and other writes are fsync'd as with `true`.
+   * - `false`: nothing is fsync'd. A process crash loses nothing acknowledged, a machine
+   *   crash (power loss, kernel panic) may lose the writes of the last seconds. For bulk
+   *   loads and benchmarks.
    */
-  sync?: boolean | undefined;
+  sync?: boolean | 'group' | undefined;
+  /**
+   * With `sync: 'group'`: the longest a commit waits for its flush to start, in
+   * milliseconds (0: flush as soon as the event loop is idle). Default 2.
+   */
+  groupCommitMs?: number | undefined;
+  /**
+   * How long a session's lock file is kept after a commit for this store's next write of
+   * that session, in milliseconds (a lease: no lock file is created and removed around
+   * each commit). Another store or process that wants the lock gets it within about
+   * 10 ms (it leaves a want file), whatever this is; a lease of a process that died on
+   * this host is broken at once. The lock file's mtime is set up to `2 × leaseMs` ahead,
+   * so a lease of a process that died on *another* host (a shared network folder) blocks
+   * its session for up to `2 × leaseMs + lockStaleMs` (use a smaller value on a folder
+   * shared between hosts). It should exceed the time between two commits of a session, or
+   * a writer that cycles through many sessions takes a fresh lock for each commit. 0
+   * removes the lock after every write. Default 300 000 (5 minutes).
+   */
+  leaseMs?: number | undefined;
 }
 
 /** Every key of `FileStoreOptions` (internal: the URL adapter accepts all but `dir`). */
@@ -50,10 +77,14 @@ export const OPTION_KEYS = [
   'lockStaleMs',
   'indexSlackBytes',
   'sync',
+  'groupCommitMs',
+  'leaseMs',
 ] as const;
 const DEFAULT_SNAPSHOT_EVERY = 100;
 const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 const DEFAULT_LOCK_STALE_MS = 5_000;
+const DEFAULT_GROUP_COMMIT_MS = 2;
+const DEFAULT_LEASE_MS = 300_000;
 /** The index log is compacted when it grows past twice its live size plus this. */
 const DEFAULT_INDEX_SLACK_BYTES = 4 * 1024 * 1024;
 
@@ -64,7 +95,12 @@ export interface ResolvedOptions {
   lockTimeoutMs: number;
   lockStaleMs: number;
   indexSlackBytes: number;
+  /** fsync snapshots, new files' folders and (unless `groupCommit`) each append. */
   sync: boolean;
+  /** `sync: 'group'`: appends are fsync'd by the store's next group flush. */
+  groupCommit: boolean;
+  groupCommitMs: number;
+  leaseMs: number;
 }
 
 /** Validates `options` and applies the defaults. Throws `invalid_argument` naming the option. */
@@ -90,8 +126,20 @@ export function resolveOptions(options: FileStoreOptions): ResolvedOptions {
   if (!Number.isSafeInteger(slack) || slack < 0) {
     throw errors.invalid(`FileStore: indexSlackBytes must be an integer >= 0, got ${slack}`);
   }
-  if (options.sync !== undefined && typeof options.sync !== 'boolean') {
-    throw errors.invalid('FileStore: sync must be a boolean');
+  if (options.sync !== undefined && typeof options.sync !== 'boolean' && options.sync !== 'group') {
+    throw errors.invalid(
+      `FileStore: sync must be true, false or 'group', got ${String(options.sync)}`,
+    );
+  }
+  const groupMs = options.groupCommitMs ?? DEFAULT_GROUP_COMMIT_MS;
+  if (typeof groupMs !== 'number' || !Number.isFinite(groupMs) || groupMs < 0 || groupMs > 1000) {
+    throw errors.invalid(
+      `FileStore: groupCommitMs must be a number from 0 to 1000, got ${groupMs}`,
+    );
+  }
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs < 0) {
+    throw errors.invalid(`FileStore: leaseMs must be a number >= 0, got ${leaseMs}`);
   }
   return {
     dir: resolve(dir),
@@ -99,6 +147,9 @@ export function resolveOptions(options: FileStoreOptions): ResolvedOptions {
     lockTimeoutMs: timeout,
     lockStaleMs: stale,
     indexSlackBytes: slack,
-    sync: options.sync ?? true,
+    sync: options.sync !== false,
+    groupCommit: options.sync === 'group',
+    groupCommitMs: groupMs,
+    leaseMs,
   };
 }

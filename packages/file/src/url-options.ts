@@ -14,12 +14,13 @@ export const URL_OPTION_KEYS: readonly UrlOptionKey[] = OPTION_KEYS.filter(
 
 const DECIMAL = /^\d+(\.\d+)?$/;
 
-function parseValue(key: UrlOptionKey, raw: string): number | boolean {
+function parseValue(key: UrlOptionKey, raw: string): number | boolean | 'group' {
   if (key === 'sync') {
     if (raw === 'true' || raw === '1') return true;
     if (raw === 'false' || raw === '0') return false;
+    if (raw === 'group') return 'group';
     throw errors.invalid(
-      `openStore(file:): query parameter "sync" must be true, false, 1 or 0, got "${raw}"`,
+      `openStore(file:): query parameter "sync" must be true, false, 1, 0 or group, got "${raw}"`,
     );
   }
   if (!DECIMAL.test(raw)) {
@@ -32,7 +33,7 @@ function parseValue(key: UrlOptionKey, raw: string): number | boolean {
 
 /**
  * The options named by `url`'s query parameters, parsed (numbers as decimals, `sync` as
- * `true`/`false`/`1`/`0`); their ranges are checked by `new FileStore` like the options
+ * `true`/`false`/`1`/`0`/`group`); their ranges are checked by `new FileStore` like the options
  * object's. Throws `invalid_argument` for an unknown parameter (naming it and listing the
  * known ones), a repeated one, an unparsable value, or one also given in `options`.
  */

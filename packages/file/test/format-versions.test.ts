@@ -7,6 +7,7 @@ import { isSessionKitError, type Message } from '@sessionkit/core';
 import { describe, expect, it } from 'vitest';
 import { parseFrames } from '../src/format/frame.js';
 import type { SnapshotMeta } from '../src/format/records.js';
+import { decodeSearchFile, isChunkedSearch } from '../src/format/search-codec.js';
 import { FileStore, FORMAT_VERSION } from '../src/index.js';
 import { codeOf, msg, snapshotsOf, tempFolders } from './helpers.js';
 
@@ -14,6 +15,10 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const folders = tempFolders();
 const fresh = folders.root;
 const freshDir = folders.storeDir;
+const searchFile = (dir: string, id: string) => join(dir, 'sessions', id, 'search.txt');
+/** The search text of session `id` (format 3 plain, or format 4 chunks). */
+const searchText = (dir: string, id: string) =>
+  decodeSearchFile(readFileSync(searchFile(dir, id))).text;
 
 describe('format versions', () => {
   it('reads a format-1 folder, migrates the index, and upgrades sessions on write', async () => {
@@ -85,9 +90,7 @@ describe('format 2 → 3', () => {
     expect(within).toHaveLength(2);
     expect(within).toContain('v2-root');
     expect(JSON.parse(readFileSync(join(dir, 'format.json'), 'utf8')).version).toBe(FORMAT_VERSION);
-    expect(readFileSync(join(dir, 'sessions', 'v2-root', 'search.txt'), 'utf8')).toBe(
-      'Ahello oneAtwoAthree\nfourAfiveAsix',
-    );
+    expect(searchText(dir, 'v2-root')).toBe('Ahello oneAtwoAthree\nfourAfiveAsix');
     const root = await s.load('v2-root');
     expect(root).toMatchObject({
       title: 'Format two root',
@@ -125,9 +128,52 @@ describe('format 2 → 3', () => {
         { type: 'text', text: 'four' },
       ],
     ]);
-    expect(readFileSync(join(dir, 'sessions', 'v2-root', 'search.txt'), 'utf8')).toBe(
-      'Ahello oneAtwoAthree\nfourAfiveAsixAseven',
-    );
+    expect(searchText(dir, 'v2-root')).toBe('Ahello oneAtwoAthree\nfourAfiveAsixAseven');
+    await s.close();
+  });
+});
+
+describe('format 3 → 4', () => {
+  it('upgrades a format-3 folder written by the previous version without rewriting it', async () => {
+    const dir = freshDir();
+    cpSync(join(here, 'fixtures', 'format-v3'), dir, { recursive: true });
+    const plain = readFileSync(searchFile(dir, 'v3-root'));
+    expect(plain.toString('utf8')).toBe('Ahello zebraAgiraffeAokapi'); // format 3: plain text
+    const s = new FileStore({ dir });
+    expect((await s.list({ query: 'ZEBRA' })).map((x) => x.id)).toEqual(['v3-root']);
+    expect((await s.list({ query: 'okapi' })).map((x) => x.id)).toEqual(['v3-root']);
+    expect((await s.list({ query: 'zebraagiraffe' })).map((x) => x.id)).toEqual([]);
+    expect(JSON.parse(readFileSync(join(dir, 'format.json'), 'utf8')).version).toBe(FORMAT_VERSION);
+    // Opening rewrote nothing: the plain search file is read as it is.
+    expect(readFileSync(searchFile(dir, 'v3-root')).equals(plain)).toBe(true);
+    expect((await s.list()).map((x) => [x.id, x.messageCount])).toEqual([
+      ['v3-empty', 0],
+      ['v3-root', 3],
+    ]);
+    // The next append turns the file into compressed chunks holding the whole text.
+    await s.commit('v3-root', { append: [msg('Quagga')] });
+    expect(isChunkedSearch(readFileSync(searchFile(dir, 'v3-root')))).toBe(true);
+    expect(searchText(dir, 'v3-root')).toBe('Ahello zebraAgiraffeAokapiAquagga');
+    for (const query of ['zebra', 'quagga']) {
+      expect((await s.list({ query })).map((x) => x.id)).toEqual(['v3-root']);
+    }
+    // An empty format-3 search file gets the magic with its first chunk.
+    await s.commit('v3-empty', { append: [msg('Tapir')] });
+    expect(searchText(dir, 'v3-empty')).toBe('Atapir');
+    expect((await s.load('v3-root')).messages).toHaveLength(4);
+    // repair() finds nothing to fix.
+    expect((await s.repair()).indexEntriesFixed).toBe(0);
+    await s.close();
+  });
+
+  it('repair() compresses the search files a format-3 folder left plain', async () => {
+    const dir = freshDir();
+    cpSync(join(here, 'fixtures', 'format-v3'), dir, { recursive: true });
+    const s = new FileStore({ dir });
+    await s.repair();
+    expect(isChunkedSearch(readFileSync(searchFile(dir, 'v3-root')))).toBe(true);
+    expect(searchText(dir, 'v3-root')).toBe('Ahello zebraAgiraffeAokapi');
+    expect((await s.list({ query: 'giraffe' })).map((x) => x.id)).toEqual(['v3-root']);
     await s.close();
   });
 });

@@ -51,11 +51,17 @@ function run(script: string, args: string[]): Promise<string> {
 }
 
 /** Starts the crash child; resolves with the acknowledged turns once it has been SIGKILLed. */
-function runAndKill(dir: string, id: string, first: number, delayMs: number): Promise<number[]> {
+function runAndKill(
+  dir: string,
+  id: string,
+  first: number,
+  delayMs: number,
+  sync = 'true',
+): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(
       process.execPath,
-      [fixture('crash-child.mjs'), dir, id, String(first), '3'],
+      [fixture('crash-child.mjs'), dir, id, String(first), '3', sync],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -143,6 +149,36 @@ describe('crash safety', () => {
     expect(await clean.list({ includeArchived: true })).toEqual(afterRepair);
     expect((await clean.loadMessages('victim')).length).toBe(acknowledged * 2);
     await clean.close();
+  }, 120_000);
+});
+
+describe("crash safety with sync: 'group'", () => {
+  it('SIGKILL at random moments: every acknowledged group commit survives', async () => {
+    const dir = freshDir();
+    const setup = new FileStore({ dir });
+    await setup.create({ id: 'victim', folder: 'crash' });
+    await setup.close();
+    let acknowledged = 0;
+    for (let round = 0; round < 12; round++) {
+      const delay = Math.floor(Math.random() * 40);
+      const acks = await runAndKill(dir, 'victim', acknowledged, delay, 'group');
+      expect(acks).toEqual(acks.map((_, i) => acknowledged + i));
+      // Opening replays the killed writer's journal (its logs are intact: a process crash).
+      const store = new FileStore({ dir, lockStaleMs: 1000 });
+      const messages = await store.loadMessages('victim');
+      const turns = messages.length / 2;
+      expect(turns).toBeGreaterThanOrEqual(acknowledged + acks.length);
+      expect(turns).toBeLessThanOrEqual(acknowledged + acks.length + 1);
+      messages.forEach((m, i) => {
+        expect(textOf(m).startsWith(`${i % 2 ? 'a' : 'q'}${Math.floor(i / 2)} `)).toBe(true);
+      });
+      const loaded = await store.load('victim');
+      const [summary] = await store.list({ folder: 'crash' });
+      const { messages: _m, ...rest } = loaded;
+      expect(summary).toEqual({ ...rest, messageCount: messages.length });
+      await store.close();
+      acknowledged = turns;
+    }
   }, 120_000);
 });
 

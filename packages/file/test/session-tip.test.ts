@@ -21,12 +21,15 @@ describe('cached tips survive no inode reuse', () => {
   }
 
   it('a writer whose log descriptor was evicted re-reads a re-created session', async () => {
-    const a = fixture.open();
+    // Without a lease (`leaseMs: 0`): a store holding the session's lease would have been
+    // asked for it (and have dropped its cached tip) before any process could re-create it;
+    // this is the path of a writer whose lease was released.
+    const a = fixture.open({ leaseMs: 0, sync: false });
     await a.create({ id: 'x', title: 'OLD', metadata: { owner: 'alice' } });
     await a.commit('x', { append: [{ role: 'user', content: 'O' }] });
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 130; i++) {
       await a.create({ id: `o${i}` });
-      await a.commit(`o${i}`, { append: [] }); // evicts x's kept descriptors (32 at most)
+      await a.commit(`o${i}`, { append: [] }); // evicts x's kept descriptors (128 at most)
     }
     const fresh = await incarnation('x', 'NEW', 'carol', true);
     const mine = join(fixture.dir, 'sessions', 'x');

@@ -7,9 +7,11 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openPostgresStore } from '../dist/index.js';
+import { searchBench, storageBench } from './search-bench.mjs';
+import { prng, prose } from './text.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1.5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const url =
   process.env.SESSIONKIT_TEST_POSTGRES_URL ||
   /^SESSIONKIT_TEST_POSTGRES_URL=(.*)$/m.exec(
@@ -18,11 +20,17 @@ const url =
   'postgres://postgres@127.0.0.1:5432/test';
 
 const schema = `sk_bench_${process.pid}`;
+const titlesSchema = `sk_bench_titles_${process.pid}`;
 const listSchema = `sk_bench_list_${process.pid}`;
-const filler = (n, tag) => `${tag} `.padEnd(n, 'lorem ipsum dolor sit amet ');
+// Turns of prose-like text (bench/text.mjs): a repeated filler would compress to nothing
+// and index a few dozen trigrams, which flatters every search design.
+const TURNS = (() => {
+  const next = prng(7);
+  return Array.from({ length: 4000 }, () => [prose(next, 1000), prose(next, 1000)]);
+})();
 const turn = (i) => [
-  { role: 'user', content: filler(1000, `question ${i}`) },
-  { role: 'assistant', content: filler(1000, `answer ${i}`) },
+  { role: 'user', content: TURNS[i % TURNS.length][0] },
+  { role: 'assistant', content: TURNS[i % TURNS.length][1] },
 ];
 const history = (n) => Array.from({ length: n / 2 }, (_, i) => turn(i)).flat();
 const gc = () => globalThis.gc?.();
@@ -31,8 +39,9 @@ const fmt = (x) => x.toFixed(0).padStart(7);
 const admin = new pg.Pool({ connectionString: url, max: 2 });
 admin.on('error', () => {});
 
-// The adapter: an owned pool of 10 (pg's default).
+// The adapter: an owned pool of 10 (pg's default); the same with search scope "titles".
 const store = await openPostgresStore(url, { schema });
+const titlesStore = await openPostgresStore(url, { schema: titlesSchema, search: 'titles' });
 /**
  * Windowed reads (issue 9): `{last: 50}` of a 10,000-message session beside a whole
  * `loadMessages` of it and beside `{last: 50}` of a 100-message session (messages of
@@ -66,8 +75,10 @@ raw.on('error', () => {});
 if (process.env.BENCH_ONLY === 'windows') {
   await windowBench();
   await store.close();
+  await titlesStore.close();
   await raw.end();
   await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+  await admin.query(`DROP SCHEMA "${titlesSchema}" CASCADE`);
   await admin.end();
   process.exit(0);
 }
@@ -84,8 +95,11 @@ SELECT s.id, s.message_count - 2 + v.o, v.b FROM s, (VALUES (0, $3::text), (1, $
 RETURNING 1`,
 };
 
-/** Runs `writers` loops for SECONDS after a short warm-up; returns turns per second. */
-async function measure(writers, step, seconds = SECONDS) {
+/**
+ * Runs `writers` loops for SECONDS after a short warm-up, then `finish` (the adapter's
+ * search indexing left over from the window belongs to it); returns turns per second.
+ */
+async function measure(writers, step, seconds = SECONDS, finish = async () => {}) {
   const state = Array.from({ length: writers }, (_, w) => ({ w }));
   const until = (deadline) =>
     Promise.all(
@@ -99,25 +113,53 @@ async function measure(writers, step, seconds = SECONDS) {
       }),
     );
   await until(performance.now() + 500); // warm-up: prepared statements, caches
+  await finish();
   gc();
   const t0 = performance.now();
   const counts = await until(t0 + seconds * 1000);
+  await finish();
   const elapsed = (performance.now() - t0) / 1000;
   return counts.reduce((a, b) => a + b, 0) / elapsed;
+}
+
+/**
+ * Copies session `from` of `schema` to a new id `to`: header and message rows. Not its
+ * search rows: a commit never reads them, and indexing 10 MB of text per copy would make
+ * the setup take minutes (the template keeps its own, so the index is not empty).
+ */
+async function copySession(schemaName, from, to) {
+  const q = `"${schemaName}"`;
+  await admin.query(
+    `INSERT INTO ${q}.sessions SELECT (jsonb_populate_record(NULL::${q}.sessions,
+       to_jsonb(x) || jsonb_build_object('id', $2::text))).* FROM ${q}.sessions AS x WHERE x.id = $1`,
+    [from, to],
+  );
+  await admin.query(
+    `INSERT INTO ${q}.messages SELECT $2, seq, body FROM ${q}.messages WHERE session_id = $1`,
+    [from, to],
+  );
 }
 
 /** Sessions and step functions of one configuration (history length × writers). */
 async function setupConfig(historyLength, writers) {
   const tag = `h${historyLength}-w${writers}`;
   const base = history(historyLength);
+  // One session made by each store; the others are row copies of it (fast to set up).
+  await store.create({ id: `tpl-${tag}`, messages: base });
+  await titlesStore.create({ id: `tpl-${tag}`, messages: base });
   const ids = [];
   for (let w = 0; w < writers; w++) {
-    const a = await store.create({ id: `a-${tag}-${w}`, messages: base });
-    const r = await store.create({ id: `r-${tag}-${w}`, messages: base });
-    const n = await store.create({ id: `n-${tag}-${w}`, messages: base });
-    ids.push({ a: a.id, r: r.id, n: n.id });
+    const id = { a: `a-${tag}-${w}`, r: `r-${tag}-${w}`, n: `n-${tag}-${w}`, t: `t-${tag}-${w}` };
+    for (const copy of [id.a, id.r, id.n]) await copySession(schema, `tpl-${tag}`, copy);
+    await copySession(titlesSchema, `tpl-${tag}`, id.t);
+    ids.push(id);
   }
-  const revs = { a: ids.map(() => 1), r: ids.map(() => 1), n: ids.map(() => 1) };
+  const revs = {
+    a: ids.map(() => 1),
+    r: ids.map(() => 1),
+    n: ids.map(() => 1),
+    t: ids.map(() => 1),
+  };
   const steps = {
     adapter: async (s) => {
       const res = await store.commit(ids[s.w].a, {
@@ -148,8 +190,21 @@ async function setupConfig(historyLength, writers) {
       });
       revs.n[s.w] = res.revision;
     },
+    // Search scope "titles": the turn writes no search text at all.
+    titles: async (s) => {
+      const res = await titlesStore.commit(ids[s.w].t, {
+        expectedRevision: revs.t[s.w],
+        append: turn(historyLength + revs.t[s.w]),
+      });
+      revs.t[s.w] = res.revision;
+    },
   };
-  return { historyLength, writers, steps, samples: { adapter: [], raw: [], noText: [] } };
+  return {
+    historyLength,
+    writers,
+    steps,
+    samples: { adapter: [], raw: [], noText: [], titles: [] },
+  };
 }
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
@@ -164,24 +219,30 @@ console.log(
   `PostgreSQL ${version}; a turn = user + assistant message of ~1 KB each, with expectedRevision`,
 );
 console.log(
-  'raw = one CTE statement on the same tables (revision check + 2 message rows; no search rows)\n',
+  'raw = one CTE statement on the same tables (revision check + 2 message rows; no search rows)',
+);
+console.log(
+  'adapter = search scope "messages" (the default), its background indexing included in its time\n',
 );
 const configs = [];
 for (const h of [10, 10_000]) for (const w of [1, 8]) configs.push(await setupConfig(h, w));
 await admin.query(`VACUUM ANALYZE "${schema}".sessions`);
+// Pending search rows moved into the index, so no step inherits another's indexing.
+const drainSearch = () => store.indexPendingSearch();
 // A throw-away pass first: plan caches, PL/pgSQL compilation.
 for (const c of configs)
-  for (const step of Object.values(c.steps)) await measure(c.writers, step, 0.5);
+  for (const step of Object.values(c.steps)) await measure(c.writers, step, 0.5, drainSearch);
 for (let round = 0; round < ROUNDS; round++) {
   for (const c of configs) {
     for (const [name, step] of Object.entries(c.steps)) {
       await admin.query('CHECKPOINT');
-      c.samples[name].push(await measure(c.writers, step));
+      const finish = name === 'adapter' ? drainSearch : undefined;
+      c.samples[name].push(await measure(c.writers, step, SECONDS, finish));
     }
   }
 }
 console.log(
-  'turn commits/s        adapter      raw   adapter/raw   adapter, no search text (/raw)',
+  'turn commits/s        adapter      raw   adapter/raw   titles only (/raw)   no search text (/raw)',
 );
 const results = {};
 for (const c of configs) {
@@ -191,12 +252,15 @@ for (const c of configs) {
     noText: median(c.samples.noText),
     overRaw: ratioOf(c.samples.adapter, c.samples.raw),
     noTextOverRaw: ratioOf(c.samples.noText, c.samples.raw),
+    titles: median(c.samples.titles),
+    titlesOverRaw: ratioOf(c.samples.titles, c.samples.raw),
     samples: c.samples.adapter,
   };
   results[`${c.historyLength}/${c.writers}`] = r;
   const w = c.writers;
+  const pct = (x) => `${(x * 100).toFixed(0)} %`;
   console.log(
-    `history ${String(c.historyLength).padStart(6)}, ${w} writer${w > 1 ? 's' : ' '}  ${fmt(r.adapter)}  ${fmt(r.ceiling)}   ${(r.overRaw * 100).toFixed(0).padStart(4)} %       ${fmt(r.noText)} (${(r.noTextOverRaw * 100).toFixed(0)} %)`,
+    `history ${String(c.historyLength).padStart(6)}, ${w} writer${w > 1 ? 's' : ' '}  ${fmt(r.adapter)}  ${fmt(r.ceiling)}   ${pct(r.overRaw).padStart(6)}       ${fmt(r.titles)} (${pct(r.titlesOverRaw)})       ${fmt(r.noText)} (${pct(r.noTextOverRaw)})`,
   );
 }
 for (const w of [1, 8]) {
@@ -213,6 +277,12 @@ for (const w of [1, 8]) {
     );
   }
 }
+
+await storageBench({
+  admin,
+  open: (name, search) => openPostgresStore(url, { schema: name, search }),
+  turn,
+});
 
 // Listing 20 of 10,000 sessions.
 const listStore = await openPostgresStore(url, { schema: listSchema });
@@ -252,6 +322,8 @@ console.log(`list 20 of 10,000 (newest):          ${newest.toFixed(2)} ms (media
 console.log(`list 20 of 10,000 (keyset page 2):   ${next.toFixed(2)} ms`);
 console.log(`list 20 of 10,000 (folder, oldest):  ${folder.toFixed(2)} ms`);
 console.log(`search "number 777" in 10,000:       ${search.toFixed(2)} ms`);
+// The 10,000 × 100 load takes a minute or more: BENCH_SEARCH=0 skips it.
+if (process.env.BENCH_SEARCH !== '0') await searchBench({ admin, listStore, listSchema, timeIt });
 await listStore.close();
 
 await windowBench();
@@ -273,7 +345,9 @@ console.log(
 );
 
 await store.close();
+await titlesStore.close();
 await raw.end();
 await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+await admin.query(`DROP SCHEMA "${titlesSchema}" CASCADE`);
 await admin.query(`DROP SCHEMA "${listSchema}" CASCADE`);
 await admin.end();

@@ -14,7 +14,7 @@ import { errors } from './errors.js';
 import { lineageOf, lineageParams } from './lineage.js';
 import { headerOf } from './lineage-writes.js';
 import { parseMessageRows, summaryOf } from './rows.js';
-import { searchChunks } from './search-rows.js';
+import { searchChunksIn, titleSearchText } from './search-rows.js';
 import { queryOn } from './transaction.js';
 
 /**
@@ -69,8 +69,8 @@ export function copySession(
       ...lineageParams(lineage),
     ]);
     const messages = parseMessageRows(sourceId, r.rows);
-    const chunks = searchChunks(messages);
-    const title = header.title.toLowerCase();
+    const chunks = searchChunksIn(ctx.search.scope, messages);
+    const title = titleSearchText(ctx.search.scope, header.title);
     if (title !== '') {
       chunks.seqs.push(-1);
       chunks.texts.push(title);

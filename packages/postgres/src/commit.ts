@@ -7,7 +7,7 @@ import type { PoolClient } from 'pg';
 import type { StoreContext } from './context.js';
 import { throwOutOfRange } from './counters.js';
 import { errors } from './errors.js';
-import { searchChunks } from './search-rows.js';
+import { searchChunksIn } from './search-rows.js';
 import {
   APPEND_PARAMS,
   type AppendRow,
@@ -32,12 +32,17 @@ export async function commitTurn(
   if (input.patch === undefined && input.replace === undefined) {
     return appendTurn(ctx, id, input, messages);
   }
-  const row = await runCommit(ctx, commitArgsOf(id, input, messages));
+  const row = await runCommit(ctx, commitArgsOf(ctx, id, input, messages));
   return resultOf(row);
 }
 
 /** The sk_commit arguments of a commit with a patch or a replace. */
-function commitArgsOf(id: string, input: CommitInput<unknown>, messages: unknown[]): CommitArgs {
+function commitArgsOf(
+  ctx: StoreContext,
+  id: string,
+  input: CommitInput<unknown>,
+  messages: unknown[],
+): CommitArgs {
   const p = input.patch ?? {};
   const inc = input.increment ?? {};
   let metaSet: string | null = null;
@@ -57,8 +62,9 @@ function commitArgsOf(id: string, input: CommitInput<unknown>, messages: unknown
     replace: input.replace !== undefined,
     rewrite: commitRewritesHistory(input),
     bodies: messages.map((m) => JSON.stringify(m)),
-    search: searchChunks(messages),
+    search: searchChunksIn(ctx.search.scope, messages),
     title: p.title,
+    indexTitle: ctx.search.scope !== 'none',
     folder: p.folder,
     status: p.status,
     model: p.model,
@@ -90,22 +96,29 @@ async function appendTurn(
   messages: unknown[],
 ): Promise<CommitResult> {
   const inc = input.increment ?? {};
+  const search = searchChunksIn(ctx.search.scope, messages);
   const values = callValues(APPEND_PARAMS, {
     id,
     expectedRevision: input.expectedRevision,
     expectedMessageCount: input.expectedMessageCount,
     now: new Date(),
     bodies: messages.map((m) => JSON.stringify(m)),
-    search: searchChunks(messages),
+    search,
     incTokens: inc.tokenCount,
     incCost: inc.costUsd,
     incTurns: inc.turnCount,
   });
   const r = await ctx.db.query(ctx.statements.commit.append, values, { doing: 'commit' });
-  return resultOf(commitOutcome(id, r.rows[0], input));
+  const row = commitOutcome(id, r.rows[0], input);
+  // The rows went to search_pending: have the indexer move them shortly.
+  if (search.seqs.length > 0) ctx.search.noteWrite();
+  return resultOf(row);
 }
 
-/** Runs sk_commit through the pool, or on `client` inside its transaction. */
+/**
+ * Runs sk_commit through the pool, or on `client` inside its transaction (the caller's
+ * write then commits later; scheduling the indexer early only costs it an empty pass).
+ */
 export async function runCommit(
   ctx: StoreContext,
   args: CommitArgs,
@@ -116,7 +129,9 @@ export async function runCommit(
   const r = client
     ? await queryOn(client, statement, values)
     : await ctx.db.query(statement, values, { doing: 'commit' });
-  return commitOutcome(args.id, r.rows[0], args.input ?? {});
+  const row = commitOutcome(args.id, r.rows[0], args.input ?? {});
+  if (args.search.seqs.length > 0) ctx.search.noteWrite();
+  return row;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { SearchScope } from './search-scope.js';
 import type { Statements } from './statements/index.js';
 import type { TxRunner, TxStats } from './transaction.js';
 
@@ -5,6 +6,17 @@ import type { TxRunner, TxStats } from './transaction.js';
 export interface StoreStats extends TxStats {
   /** Statements run that read rows of the `messages` table. */
   messageBodyReads: number;
+  /** Pending search rows this store moved into the indexed table (search-indexer.ts). */
+  searchRowsIndexed: number;
+  /** Background indexing passes that failed (their rows stay pending and searchable). */
+  searchIndexFailures: number;
+}
+
+/** What the schema's search covers, known once the store is migrated. */
+export interface SearchState {
+  scope: SearchScope;
+  /** Called after a write that left pending search rows (schedules the indexer). */
+  noteWrite(): void;
 }
 
 /** What the role modules (commit.ts, router.ts, repair.ts …) work with. */
@@ -12,4 +24,5 @@ export interface StoreContext {
   readonly db: TxRunner;
   readonly statements: Statements;
   readonly stats: StoreStats;
+  readonly search: SearchState;
 }

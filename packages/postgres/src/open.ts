@@ -7,13 +7,16 @@ import pg from 'pg';
 import { errors, wrapDriverError } from './errors.js';
 import { assertSchemaName } from './identifiers.js';
 import { ownedStore, type PostgresStore } from './postgres-store.js';
+import { assertSearchScope } from './search-scope.js';
+import { SETUP_OPTION_KEYS, type StoreSetupOptions } from './store-options.js';
 import { parseStoreUrl } from './url-options.js';
 
-/** Options of `openPostgresStore`. */
-export interface OpenPostgresStoreOptions {
-  /** The schema holding the tables (created and migrated on open). Default `"sessionkit"`. */
-  schema?: string | undefined;
-}
+/**
+ * Options of `openPostgresStore`: `schema` (created and migrated on open; default
+ * `"sessionkit"`), `search` (the search scope) and `onMigrationProgress`, as
+ * `PostgresStoreOptions` describes them.
+ */
+export type OpenPostgresStoreOptions = StoreSetupOptions;
 
 /**
  * Opens a store that owns its pool: a new `pg.Pool` from a connection string
@@ -31,8 +34,9 @@ export async function openPostgresStore<M = Message>(
   connection: string | PoolConfig,
   options: OpenPostgresStoreOptions = {},
 ): Promise<PostgresStore<M>> {
-  assertKnownKeys(errors, options, ['schema'], 'openPostgresStore');
+  assertKnownKeys(errors, options, SETUP_OPTION_KEYS, 'openPostgresStore');
   if (options.schema !== undefined) assertSchemaName(errors, options.schema);
+  assertSearchScope(errors, options.search);
   let config: PoolConfig;
   if (typeof connection === 'string') {
     if (connection === '') throw errors.invalid('openPostgresStore: empty connection string');
@@ -54,7 +58,7 @@ export async function openPostgresStore<M = Message>(
   // An idle client whose connection drops emits 'error' on the pool; without a listener
   // Node would crash. The pool has already removed that client: nothing else to do.
   pool.on('error', () => {});
-  const store = ownedStore<M>(pool, options.schema);
+  const store = ownedStore<M>(pool, options);
   try {
     await store.migrate();
   } catch (e) {
@@ -67,7 +71,7 @@ export async function openPostgresStore<M = Message>(
 /**
  * Opens `postgres://` and `postgresql://` URLs for core's `openStore`. Query parameters
  * (see url-options.ts and the README): `schema=NAME` (or `options.schema`, default
- * `"sessionkit"`), `connect_timeout=SECONDS`, and the connection parameters node-postgres
+ * `"sessionkit"`), `connect_timeout=SECONDS`, `search=messages|titles|none`, and the connection parameters node-postgres
  * reads itself (`sslmode`, `application_name`, `statement_timeout` …, listed in
  * `PG_URL_PARAMS`), passed on as they are. The store owns its pool. Throws
  * `invalid_argument` for any other parameter (naming it), a bad value or schema, a schema
@@ -77,7 +81,7 @@ export const storeAdapter: StoreAdapter = {
   schemes: ['postgres', 'postgresql'],
   async open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>> {
     assertKnownKeys(errors, options, ['schema'], 'openStore(postgres:)');
-    const { config, schema: fromUrl } = parseStoreUrl(url);
+    const { config, schema: fromUrl, search } = parseStoreUrl(url);
     const fromOptions = options?.schema;
     if (fromUrl !== undefined && fromOptions !== undefined && fromUrl !== fromOptions) {
       throw errors.invalid(
@@ -86,6 +90,7 @@ export const storeAdapter: StoreAdapter = {
     }
     const schema = fromUrl ?? (fromOptions as string | undefined);
     if (schema !== undefined) assertSchemaName(errors, schema);
-    return openPostgresStore<Message>(config, { schema });
+    assertSearchScope(errors, search);
+    return openPostgresStore<Message>(config, { schema, search });
   },
 };

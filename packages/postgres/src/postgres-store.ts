@@ -50,23 +50,24 @@ import { repairAll } from './repair.js';
 import { enforceMax } from './retention.js';
 import * as router from './router.js';
 import { loadStatus, saveStatus } from './runtime-status.js';
+import { SearchIndexer } from './search-indexer.js';
+import { assertSearchScope, type SearchScope } from './search-scope.js';
 import { createSession, saveSession } from './session-writes.js';
 import { statementsFor } from './statements/index.js';
+import {
+  assertPool,
+  type PostgresStoreOptions,
+  SETUP_OPTION_KEYS,
+  type StoreSetupOptions,
+} from './store-options.js';
 import { TxRunner } from './transaction.js';
 
 export { SEARCH_CHUNK, type SearchChunks, searchChunks, searchRowText } from './search-rows.js';
+export type { MigrationProgress, ProgressListener, SearchScope } from './search-scope.js';
+export type { PostgresStoreOptions, StoreSetupOptions } from './store-options.js';
 
-/** Options of `new PostgresStore(options)`. */
-export interface PostgresStoreOptions {
-  /** The node-postgres pool to borrow. `close()` leaves it open: its lifecycle is yours. */
-  pool: Pool;
-  /**
-   * The schema holding the tables; created and migrated on first use. A plain
-   * identifier (`[A-Za-z_][A-Za-z0-9_]*`, at most 63 chars, not `pg_…`). Default
-   * `"sessionkit"`.
-   */
-  schema?: string | undefined;
-}
+// How long after a write the background indexer moves pending search rows.
+const SEARCH_INDEX_DELAY_MS = 100;
 
 // Marks a store created by `openPostgresStore`: its `close()` ends the pool.
 const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');
@@ -75,22 +76,9 @@ const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');
 export type InternalStoreOptions = PostgresStoreOptions & { [OWNS_POOL]?: boolean };
 
 /** @internal Builds a store that owns `pool` (used by `openPostgresStore`). */
-export function ownedStore<M>(pool: Pool, schema: string | undefined): PostgresStore<M> {
-  const options: InternalStoreOptions = { pool, schema, [OWNS_POOL]: true };
+export function ownedStore<M>(pool: Pool, setup: StoreSetupOptions): PostgresStore<M> {
+  const options: InternalStoreOptions = { ...setup, pool, [OWNS_POOL]: true };
   return new PostgresStore<M>(options);
-}
-
-/** Throws `invalid_argument` unless `pool` is a pg Pool (not a Client). */
-function assertPool(pool: Pool | undefined): asserts pool is Pool {
-  if (
-    !pool ||
-    typeof pool.query !== 'function' ||
-    typeof (pool as { connect?: unknown }).connect !== 'function' ||
-    // A pg Client has query and connect too, but no pool counters.
-    typeof (pool as { totalCount?: unknown }).totalCount !== 'number'
-  ) {
-    throw errors.invalid('PostgresStore: options.pool must be a pg Pool (not a Client)');
-  }
 }
 
 /**
@@ -124,10 +112,17 @@ export class PostgresStore<M = Message> implements FullStore<M> {
    * history with the new one —, repair); listing, search, commits and pruning never do. `txRetries` counts statements and transactions run again after a deadlock
    * or serialization failure (40P01/40001).
    */
-  readonly stats: StoreStats = { messageBodyReads: 0, txRetries: 0 };
+  readonly stats: StoreStats = {
+    messageBodyReads: 0,
+    txRetries: 0,
+    searchRowsIndexed: 0,
+    searchIndexFailures: 0,
+  };
   readonly #pool: Pool;
   readonly #ownsPool: boolean;
   readonly #ctx: StoreContext;
+  readonly #indexer: SearchIndexer;
+  readonly #setup: StoreSetupOptions;
   readonly #unguard: () => void;
   #closed = false;
   #ready: Promise<void> | undefined;
@@ -149,19 +144,29 @@ export class PostgresStore<M = Message> implements FullStore<M> {
     if (typeof options !== 'object' || options === null) {
       throw errors.invalid('PostgresStore: options must be an object');
     }
-    assertKnownKeys(errors, options, ['pool', 'schema'], 'PostgresStore');
+    assertKnownKeys(errors, options, ['pool', ...SETUP_OPTION_KEYS], 'PostgresStore');
     const pool = options.pool as Pool | undefined;
     assertPool(pool);
     const schema = options.schema ?? DEFAULT_SCHEMA;
     assertSchemaName(errors, schema);
+    assertSearchScope(errors, options.search);
+    if (
+      options.onMigrationProgress !== undefined &&
+      typeof options.onMigrationProgress !== 'function'
+    ) {
+      throw errors.invalid('PostgresStore: onMigrationProgress must be a function');
+    }
     this.schema = schema;
     this.#pool = pool;
     this.#ownsPool = (options as InternalStoreOptions)[OWNS_POOL] === true;
+    this.#setup = { search: options.search, onMigrationProgress: options.onMigrationProgress };
     this.#ctx = {
       db: new TxRunner(pool, schema, this.stats),
       statements: statementsFor(schema),
       stats: this.stats,
+      search: { scope: options.search ?? 'messages', noteWrite: () => this.#indexer.noteWrite() },
     };
+    this.#indexer = new SearchIndexer(this.#ctx, SEARCH_INDEX_DELAY_MS);
     this.#unguard = guardPool(pool, this.#ownsPool);
   }
 
@@ -173,10 +178,10 @@ export class PostgresStore<M = Message> implements FullStore<M> {
    */
   static async fromPool<M = Message>(
     pool: Pool,
-    options: { schema?: string | undefined } = {},
+    options: StoreSetupOptions = {},
   ): Promise<PostgresStore<M>> {
-    assertKnownKeys(errors, options, ['schema'], 'PostgresStore.fromPool');
-    const store = new PostgresStore<M>({ pool, schema: options.schema });
+    assertKnownKeys(errors, options, SETUP_OPTION_KEYS, 'PostgresStore.fromPool');
+    const store = new PostgresStore<M>({ ...options, pool });
     await store.migrate();
     return store;
   }
@@ -189,6 +194,27 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   async migrate(): Promise<void> {
     this.#assertOpen();
     await this.#whenReady();
+  }
+
+  /**
+   * What `list({ query })` searches in this store's schema (the `search` option): read
+   * from the schema once the store is migrated; before that, the option (or `"messages"`).
+   */
+  get searchScope(): SearchScope {
+    return this.#ctx.search.scope;
+  }
+
+  /**
+   * Moves the search rows that turns left in `search_pending` into the trigram-indexed
+   * table now (the store does it by itself about 100 ms after a write; search is exact
+   * either way, this only makes it faster). Returns how many rows moved; rows of a session
+   * being written at that instant are left for the next pass. Throws `unavailable`,
+   * `closed`.
+   */
+  async indexPendingSearch(): Promise<number> {
+    this.#assertOpen();
+    await this.#whenReady();
+    return this.#indexer.drain();
   }
 
   // ---------------------------------------------------------------- Store
@@ -251,8 +277,9 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   /**
    * Summaries matching the filters in one statement over `sessions` (and `search_rows`
    * for `query`), never touching message bodies. Search is a case-insensitive literal
-   * substring match of the lower-cased title or of one message's text. Throws
-   * `invalid_argument`, `unavailable`, `closed`.
+   * substring match of the lower-cased title or of one message's text (of the title only
+   * under search scope `titles`). Throws `invalid_argument` (also for a `query` under
+   * search scope `none`), `unavailable`, `closed`.
    */
   async list(options?: ListOptions): Promise<SessionSummary[]> {
     this.#assertOpen();
@@ -267,6 +294,7 @@ export class PostgresStore<M = Message> implements FullStore<M> {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#indexer.close();
     if (!this.#ownsPool) {
       this.#unguard();
       return;
@@ -556,7 +584,9 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   async repair(): Promise<RepairReport> {
     this.#assertOpen();
     await this.#whenReady();
-    return repairAll(this.#ctx, () => this.#assertOpen());
+    const report = await repairAll(this.#ctx, () => this.#assertOpen());
+    await this.#indexer.drain();
+    return report;
   }
 
   // ---------------------------------------------------------------- internals
@@ -566,8 +596,15 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   }
 
   async #whenReady(): Promise<void> {
-    this.#ready ??= migrate(this.#pool, this.schema).then(
-      () => undefined,
+    this.#ready ??= migrate(this.#pool, this.schema, {
+      search: this.#setup.search,
+      onProgress: this.#setup.onMigrationProgress,
+    }).then(
+      (outcome) => {
+        this.#ctx.search.scope = outcome.search;
+        // Rows a process left pending when it exited: moved by a pass shortly.
+        if (outcome.pending) this.#indexer.noteWrite();
+      },
       (e: unknown) => {
         this.#ready = undefined;
         throw wrapDriverError(e, `migrating schema "${this.schema}"`, this.schema);

@@ -1,11 +1,11 @@
-// Repair: the derived data of every session (`message_count`, `search_rows`) rebuilt from
-// its authoritative rows, one session at a time under its row lock; orphaned search rows
-// dropped. Message rows are never deleted here.
+// Repair: the derived data of every session (`message_count`, `search_rows` and the
+// pending rows of `search_pending`) rebuilt from its authoritative rows, one session at a
+// time under its row lock; orphaned search rows dropped. Message rows are never deleted here.
 import type { RepairReport } from '@sessionkit/core';
 import { SEARCH_TEXT_SEPARATOR } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
 import type { StoreContext } from './context.js';
-import { type SearchChunks, searchChunks } from './search-rows.js';
+import { type SearchChunks, searchChunksIn, titleSearchText } from './search-rows.js';
 import type { SearchRow, StoredMessageRow } from './statements/maintenance.js';
 import { queryOn } from './transaction.js';
 
@@ -94,8 +94,9 @@ function repairOne(ctx: StoreContext, id: string): Promise<Outcome> {
       }
     }
     const stored = await queryOn(c, q.searchRows, [id]);
-    const chunks = searchChunks(messages);
-    const title = h.title.toLowerCase();
+    // What the schema's search scope stores (search-scope.ts).
+    const chunks = searchChunksIn(ctx.search.scope, messages);
+    const title = titleSearchText(ctx.search.scope, h.title);
     const searchOk = searchRowsMatch(stored.rows, chunks, title, messages.length);
     const countOk = h.message_count === messages.length;
     if (searchOk && countOk) return 'ok';

@@ -5,6 +5,7 @@
 // seq -1 (lower-cased, no separator).
 import { searchTextOf } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
+import type { SearchScope } from './search-scope.js';
 
 /** Largest search row (UTF-16 units) before a new row starts; one message is never split. */
 export const SEARCH_CHUNK = 64 * 1024;
@@ -51,6 +52,16 @@ export function searchChunks(messages: readonly unknown[]): SearchChunks {
     out.texts.push(text);
   }
   return out;
+}
+
+/** The search rows a write stores for `messages` under `scope`: none unless `messages`. */
+export function searchChunksIn(scope: SearchScope, messages: readonly unknown[]): SearchChunks {
+  return scope === 'messages' ? searchChunks(messages) : { seqs: [], texts: [] };
+}
+
+/** The text of the title's search row under `scope` (`''`: no row). */
+export function titleSearchText(scope: SearchScope, title: string): string {
+  return scope === 'none' ? '' : title.toLowerCase();
 }
 
 /**

@@ -17,7 +17,7 @@ import { errors } from './errors.js';
 import { lineageParams } from './lineage.js';
 import { parentLineage } from './lineage-writes.js';
 import { parseBodies } from './rows.js';
-import { searchChunks } from './search-rows.js';
+import { searchChunksIn, titleSearchText } from './search-rows.js';
 import type { SaveLockRow } from './statements/sessions.js';
 import { queryOn } from './transaction.js';
 
@@ -31,7 +31,7 @@ type Prepared = ReturnType<typeof prepareCreate>;
  */
 export async function createSession(ctx: StoreContext, p: Prepared): Promise<Session<unknown>> {
   const bodies = p.messages.map((m) => JSON.stringify(m));
-  const search = searchChunks(p.messages);
+  const search = searchChunksIn(ctx.search.scope, p.messages);
   const { messages: _m, children: _c, ...header } = p;
   const statement = ctx.statements.sessions.create;
   const values = (lineage: HistoryLineage) => [
@@ -56,7 +56,7 @@ export async function createSession(ctx: StoreContext, p: Prepared): Promise<Ses
     bodies,
     search.seqs,
     search.texts,
-    p.title.toLowerCase(),
+    titleSearchText(ctx.search.scope, p.title),
     ...lineageParams(lineage),
   ];
   const parentId = p.parentId;
@@ -125,8 +125,9 @@ export async function saveSession(
         replace: true,
         rewrite: savedLineage(rootLineage(), extended).rewrites !== 0,
         bodies,
-        search: searchChunks(session.messages),
+        search: searchChunksIn(ctx.search.scope, session.messages),
         title: header.title,
+        indexTitle: ctx.search.scope !== 'none',
         folder: header.folder,
         status: header.status,
         model: header.model,

@@ -32,10 +32,11 @@ export const PG_URL_PARAMS: readonly string[] = [
 
 /**
  * Parameters the adapter itself reads (and removes before the URL reaches pg): `schema`
- * (the store's schema) and `connect_timeout` (seconds, a non-negative integer, as libpq
- * reads it: becomes the pool's `connectionTimeoutMillis`; node-postgres itself ignores it).
+ * (the store's schema), `connect_timeout` (seconds, a non-negative integer, as libpq
+ * reads it: becomes the pool's `connectionTimeoutMillis`; node-postgres itself ignores it)
+ * and `search` (the search scope: `messages`, `titles` or `none`).
  */
-export const ADAPTER_URL_PARAMS: readonly string[] = ['schema', 'connect_timeout'];
+export const ADAPTER_URL_PARAMS: readonly string[] = ['schema', 'connect_timeout', 'search'];
 
 const NUMERIC = new Set([
   'statement_timeout',
@@ -45,10 +46,12 @@ const NUMERIC = new Set([
   'connect_timeout',
 ]);
 
-/** What a store URL asks for: pg's connection settings and the schema, if given. */
+/** What a store URL asks for: pg's connection settings, the schema and search scope if given. */
 export interface ParsedStoreUrl {
   config: PoolConfig;
   schema: string | undefined;
+  /** Checked by `openPostgresStore` (`assertSearchScope`). */
+  search: string | undefined;
 }
 
 /**
@@ -78,10 +81,10 @@ export function parseStoreUrl(url: URL): ParsedStoreUrl {
     }
   }
   const schema = copy.searchParams.get('schema') ?? undefined;
+  const search = copy.searchParams.get('search') ?? undefined;
   const timeout = copy.searchParams.get('connect_timeout');
-  copy.searchParams.delete('schema');
-  copy.searchParams.delete('connect_timeout');
+  for (const key of ADAPTER_URL_PARAMS) copy.searchParams.delete(key);
   const config: PoolConfig = { connectionString: copy.href };
   if (timeout !== null) config.connectionTimeoutMillis = Number(timeout) * 1000;
-  return { config, schema };
+  return { config, schema, search };
 }

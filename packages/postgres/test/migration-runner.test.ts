@@ -29,3 +29,32 @@ describe.runIf(available)('migrations/runner › concurrent first opens', () => 
     }
   });
 });
+
+describe.runIf(available)('migrations/runner › a schema from a newer release', () => {
+  it('is refused with corrupt naming the unknown migration, and nothing is changed', async () => {
+    const schema = freshSchema();
+    const pool = newPool(2);
+    try {
+      const first = await PostgresStore.fromPool(pool, { schema });
+      await first.create({ id: 'kept', title: 'from this release' });
+      await first.close();
+      const next = LATEST_VERSION + 1;
+      await admin().query(
+        `INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, 'from-the-future')`,
+        [next],
+      );
+      const err = await PostgresStore.fromPool(pool, { schema }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'corrupt' });
+      expect(String((err as Error).message)).toContain(`migration ${next}`);
+      expect(String((err as Error).message)).toContain('upgrade @sessionkit/postgres');
+      const rows = await admin().query(`SELECT id FROM "${schema}".sessions`);
+      expect(rows.rows).toEqual([{ id: 'kept' }]);
+    } finally {
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+});

@@ -20,7 +20,10 @@ function withParams(params: Record<string, string>): string {
 describe('postgres › store URL parameters (parsing)', () => {
   it('rejects unknown, repeated and malformed parameters, naming them', () => {
     const bad: [string, RegExp][] = [
-      ['postgres://h/db?bogus=1', /unknown URL parameter "bogus".*known: schema, connect_timeout/],
+      [
+        'postgres://h/db?bogus=1',
+        /unknown URL parameter "bogus".*known: schema, connect_timeout, search/,
+      ],
       ['postgres://h/db?schema=a&schema=b', /"schema" is given more than once/],
       ['postgres://h/db?connect_timeout=soon', /"connect_timeout" must be a non-negative integer/],
       ['postgres://h/db?statement_timeout=-1', /"statement_timeout" must be/],

@@ -10,8 +10,12 @@ export function storePaths(root: string) {
     format: join(root, 'format.json'),
     sessions: join(root, 'sessions'),
     locks: join(root, 'locks'),
+    /** Want files: a waiter asks the holder of a session's lease to release it. */
+    wants: join(root, 'locks', 'wants'),
     trash: join(root, 'trash'),
     index: join(root, 'index.log'),
+    /** Group-commit journals, one per store writing with `sync: 'group'`. */
+    journal: join(root, 'journal'),
     // Store-wide locks start with "." so no session id (which cannot) can collide.
     indexLock: join(root, 'locks', '.index.lock'),
     router: join(root, 'router.json'),

@@ -8,7 +8,12 @@ export const FORMAT_NAME = 'sessionkit-file';
  * a message-offset table to snapshots (windowed reads), the merge lineage to snapshot and
  * log metas, per-message byte sizes to log records, and search text with one `"A"` before
  * each message's text (version 2 used `"\n"` between messages, which let a query span two
- * messages). Older folders are read and upgraded on open (index and search files rebuilt),
- * and each session's snapshot gets its offset table on its next write.
+ * messages). Version 4 stores search text compressed (`search.txt` as deflated chunks,
+ * see `search-codec.ts`). Older folders are read and upgraded on open (format 1 and 2:
+ * index and search files rebuilt; format 3: nothing to rebuild, its plain search files
+ * are read as they are and compressed on their next append or by `repair()`), and each
+ * session's snapshot gets its offset table on its next write.
  */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
+/** The newest format whose search files were plain text (read as they are). */
+export const LAST_PLAIN_SEARCH_FORMAT = 3;

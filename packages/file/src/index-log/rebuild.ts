@@ -9,6 +9,7 @@ import { isSessionKitError, isValidId } from '@sessionkit/core';
 import { searchTextOf, withFileLock } from '@sessionkit/core/adapter';
 import { type Frame, parseFrames } from '../format/frame.js';
 import { entryOf, type IndexEntryJson, type IndexMeta } from '../format/records.js';
+import { type DecodedSearch, decodeSearchFile } from '../format/search-codec.js';
 import { isEnoent, statOrUndefined } from '../io/fs-helpers.js';
 import { writeSearchFile } from '../search/search-file.js';
 import { readFullSession } from '../session/full-read.js';
@@ -95,16 +96,20 @@ async function scanSessions(ctx: StoreContext): Promise<{
 
 /**
  * Rewrites the session's `search.txt` when it is not `text`. Also rewrites files of format
- * 2 (messages separated by "\n", so a query could span two of them).
+ * 2 (messages separated by "\n", so a query could span two of them) and of format 3
+ * (uncompressed), and files with a damaged chunk.
  */
 async function refreshSearchFile(ctx: StoreContext, id: string, text: string): Promise<void> {
-  let current: string | undefined;
+  let current: DecodedSearch | undefined;
   try {
-    current = await fsp.readFile(ctx.sessionPaths(id).search, 'utf8');
+    current = decodeSearchFile(await fsp.readFile(ctx.sessionPaths(id).search));
   } catch (e) {
     if (!isEnoent(e)) throw e;
   }
-  if (current !== undefined && current === text) return;
+  // Format 3 files (no chunks) are rewritten too, compressed.
+  if (current !== undefined && current.text === text && current.chunks > 0 && !current.damaged)
+    return;
+  if (current !== undefined && text === '' && current.text === '' && !current.damaged) return;
   // Under the session's lock (a concurrent commit's search append is not lost), from the
   // transcript as it is then.
   const rewrite = async () => writeSearchFile(ctx, id, (await readFullSession(ctx, id)).messages);

@@ -2,6 +2,7 @@
 // read from their tips, and the index rebuilt when it is missing, damaged or abandoned.
 
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isSessionKitError, isValidId } from '@sessionkit/core';
 import { isLockHolderGone } from '@sessionkit/core/adapter';
 import { entryOf } from '../format/records.js';
@@ -30,12 +31,16 @@ export async function refreshIndex(ctx: StoreContext, rebuilt = false): Promise<
   }
   const outcome = readIndexTail(ctx);
   if (outcome !== 'missing' && outcome !== 'damaged') {
-    // A session whose lock file exists is being written, or its writer was killed
-    // after its data was durable but before its index entry was: read its tip.
+    // A session whose lock file names no live process may have been written by a writer
+    // killed after its data was durable but before its index entry was: read its tip. A
+    // live holder (this store's leases included) appends the entry before each write
+    // resolves and before it releases the lock, so its entry is trusted.
     const pending = new Set<string>();
     for (const name of lockNames) {
       const m = /^(.+)\.lock$/.exec(name);
-      if (m && isValidId(m[1])) pending.add(m[1]!);
+      if (!m || !isValidId(m[1]) || ctx.leases.holds(m[1]!)) continue;
+      const path = join(ctx.paths.locks, name);
+      if (!ctx.lockJudge.heldByLiveProcess(path, ctx.lockOptions.staleMs)) pending.add(m[1]!);
     }
     if (pending.size > 0) return withPendingWritesRead(ctx, outcome, pending);
     return outcome;

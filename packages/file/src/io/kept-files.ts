@@ -4,7 +4,7 @@
 import { closeQuietly } from './fs-helpers.js';
 
 /** Append descriptors a store keeps open at most (commit logs, search files, the index). */
-const KEPT_FILES = 32;
+const KEPT_FILES = 128;
 
 /**
  * Append descriptors kept open between writes, by path, least recently used first. A

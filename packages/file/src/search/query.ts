@@ -5,6 +5,7 @@ import { promises as fsp } from 'node:fs';
 import type { ListableEntry, NormalizedListOptions } from '@sessionkit/core/adapter';
 import { searchTextMatches, selectPage, titleMatchesQuery } from '@sessionkit/core/adapter';
 import type { IndexEntryJson } from '../format/records.js';
+import { decodeSearchFile } from '../format/search-codec.js';
 import type { IndexState } from '../index-log/state.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
@@ -38,7 +39,7 @@ export async function searchPage(
     }
     let text = '';
     try {
-      text = await fsp.readFile(ctx.sessionPaths(l.id).search, 'utf8');
+      text = decodeSearchFile(await fsp.readFile(ctx.sessionPaths(l.id).search)).text;
     } catch (e) {
       if (!isEnoent(e)) throw e;
     }

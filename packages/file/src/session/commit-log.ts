@@ -1,7 +1,7 @@
 // The commit log (`log-<rev>.skr`): appending one framed record after the snapshot
 // `<rev>`, and finding the last good record from the file's end.
 
-import { fstatSync, ftruncateSync, openSync } from 'node:fs';
+import { constants, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
 import { fsyncDir, readLineage } from '@sessionkit/core/adapter';
 import {
@@ -59,7 +59,14 @@ export async function appendLogRecord(
   };
   if (encoded) meta.sizes = encoded.sizes;
   const frame = encodeFrame(meta, encoded?.body);
-  const { ino, sideError } = await writeRecord(ctx, sp.log(tip.snapRev), tip, frame, whileSyncing);
+  const { ino, sideError } = await writeRecord(
+    ctx,
+    id,
+    sp.log(tip.snapRev),
+    tip,
+    frame,
+    whileSyncing,
+  );
   if (tip.logIno === 0 && ctx.options.sync) await fsyncDir(sp.dir);
   const next: SessionTip = {
     header: after.header,
@@ -75,13 +82,14 @@ export async function appendLogRecord(
     logRecords: meta.seq,
     verified: true,
   };
-  ctx.tips.set(id, next);
+  ctx.setWriterTip(id, next);
   if (foldDue(next, kind, ctx.options.snapshotEvery)) await foldLog(ctx, id, next);
   if (sideError) throw sideError.e;
 }
 
 /**
- * Writes `frame` at the end of the log at `path` and fdatasyncs it: synchronous
+ * Writes `frame` at the end of the log at `path` and fdatasyncs it (with group commit:
+ * waits for the journal flush that covers it): synchronous
  * open/write/close (microseconds on a local disk) and one thread-pool hop for the
  * fdatasync. The caller holds the lock and has just checked the log's inode (`tip`), so no
  * other writer can have replaced it: a known inode needs no fstat. The descriptor is kept
@@ -89,20 +97,29 @@ export async function appendLogRecord(
  */
 async function writeRecord(
   ctx: StoreContext,
+  id: string,
   path: string,
   tip: SessionTip,
   frame: Buffer,
   whileSyncing: (() => void) | undefined,
 ): Promise<{ ino: number; sideError: { e: unknown } | undefined }> {
   const kept = tip.logIno !== 0 ? ctx.keptFiles.take(path, tip.logIno) : undefined;
-  const fd = kept ?? openSync(path, 'a', 0o600);
+  // A log known to exist is opened without O_CREAT (a lookup, not a create, in its folder).
+  const fd =
+    kept ?? openSync(path, tip.logIno !== 0 ? constants.O_WRONLY | constants.O_APPEND : 'a', 0o600);
   let ino = tip.logIno;
   let sideError: { e: unknown } | undefined;
   try {
     if (tip.logFileSize > tip.logSize) ftruncateSync(fd, tip.logSize);
     writeAll(fd, frame);
     if (ino === 0) ino = Number(fstatSync(fd).ino);
-    const syncing = ctx.options.sync ? fdatasyncAsync(fd) : undefined;
+    // Group commit: the journal's next flush makes the record durable (see
+    // `io/group-journal.ts`); otherwise this log's own fdatasync.
+    const syncing = ctx.journal
+      ? ctx.journal.commit(id, tip.snapRev, tip.logSize, frame, path)
+      : ctx.options.sync
+        ? fdatasyncAsync(fd)
+        : undefined;
     try {
       whileSyncing?.();
     } catch (e) {

@@ -111,7 +111,7 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
   const cachedTip = ctx.tips.get(id);
   if (cachedTip) ctx.keptFiles.drop(sp.log(cachedTip.snapRev));
   ctx.keptFiles.drop(sp.search);
-  ctx.tips.delete(id);
+  ctx.forgetTip(id);
   ctx.eventTails.delete(id);
   ctx.searchStale.delete(id);
   await appendIndexRecords(ctx, [delRecord(id)], id);

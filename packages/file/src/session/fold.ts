@@ -12,6 +12,7 @@ import {
   type LogMeta,
   type SnapshotMeta,
 } from '../format/records.js';
+import { compactSearchFile } from '../search/search-file.js';
 import type { StoreContext } from '../store/context.js';
 import { readFullSession } from './full-read.js';
 import { writeSnapshot } from './snapshot.js';
@@ -53,8 +54,10 @@ export async function foldLog(ctx: StoreContext, id: string, tip: SessionTip): P
       const full = await readFullSession(ctx, id);
       await writeSnapshot(ctx, id, full.header, full.lineage, full.messages);
     }
+    // The search text is indexed once per fold: its chunks become one.
+    compactSearchFile(ctx, id);
   } catch {
-    ctx.tips.delete(id);
+    ctx.forgetTip(id);
   }
 }
 

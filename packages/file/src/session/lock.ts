@@ -1,9 +1,9 @@
-// The session lock (`locks/<id>.lock`, core's `withFileLock`) and the promise every
-// holder keeps before releasing it: the index entry matches the session's tip.
+// The session lock (`locks/<id>.lock`, held as a lease across consecutive writes: see
+// `lease.ts`) and the promise every write keeps before it ends: the index entry matches
+// the session's tip.
 
 import { isDeepStrictEqual } from 'node:util';
 import { isSessionKitError } from '@sessionkit/core';
-import { withFileLock } from '@sessionkit/core/adapter';
 import { entryOf, type IndexEntryJson } from '../format/records.js';
 import { appendIndexRecords, delRecord, putRecord } from '../index-log/append.js';
 import { readIndexTail } from '../index-log/read.js';
@@ -11,20 +11,22 @@ import type { StoreContext } from '../store/context.js';
 import { readSessionTip } from './tip.js';
 
 /**
- * Runs `fn` under the session's lock file. Before releasing it, when `fn` appended no
- * index record for the session (a runtime status, an event, a branch of it, a write that
+ * Runs `fn` under the session's lock file (`ctx.leases`; with `keepLease`, a lease this
+ * call takes is kept for the next write). Before it ends, when `fn` appended no index
+ * record for the session (a runtime status, an event, a branch of it, a write that
  * failed), makes sure the index entry matches the session's tip: a writer killed after
- * its data was durable but before its index record leaves only its lock file behind,
- * which is what makes listing read the tip, so whoever removes that lock must first
- * append the missing entry. Does not compact the index (see `lockForWrite`).
+ * its data was durable but before its index record leaves its lock file behind, naming a
+ * dead process, which is what makes listing read the tip, so whoever takes that lock
+ * must first append the missing entry. Does not compact the index (see `lockForWrite`).
  */
 export async function withSessionLock<T>(
   ctx: StoreContext,
   id: string,
   fn: () => Promise<T>,
+  keepLease = false,
 ): Promise<T> {
-  return withFileLock(
-    ctx.sessionPaths(id).lock,
+  return ctx.leases.run(
+    id,
     async () => {
       ctx.lockedSessions.add(id);
       ctx.indexedUnderLock.delete(id);
@@ -41,7 +43,7 @@ export async function withSessionLock<T>(
         ctx.lockedSessions.delete(id);
       }
     },
-    ctx.lockOptions,
+    keepLease,
   );
 }
 

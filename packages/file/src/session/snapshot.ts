@@ -48,7 +48,7 @@ export async function writeSnapshot(
   await ctx.writeAtomic(sp.snapshot(rev), frame);
   const old = ctx.tips.get(id);
   if (old) ctx.keptFiles.drop(sp.log(old.snapRev));
-  ctx.tips.set(id, {
+  ctx.setWriterTip(id, {
     header,
     lineage,
     messageCount: count,

@@ -62,7 +62,7 @@ export async function readSessionTip(
 ): Promise<SessionTip> {
   const sp = ctx.sessionPaths(id);
   if (caller === 'writer') {
-    const cached = cachedWriterTip(ctx, id, sp);
+    const cached = leasedWriterTip(ctx, id, sp) ?? cachedWriterTip(ctx, id, sp);
     if (cached) return cached;
   }
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
@@ -151,7 +151,8 @@ async function readTipAt(
     const snap = await readSnapshotMetaIfPresent(id, sp.snapshot(snapRev));
     if (!snap) return undefined;
     const tip = snapshotTip(snapRev, snapIno, snap);
-    ctx.tips.set(id, tip);
+    if (caller === 'writer') ctx.setWriterTip(id, tip);
+    else ctx.tips.set(id, tip);
     return tip;
   }
   try {
@@ -196,7 +197,23 @@ async function readTipWithLog(
   };
   const verifyBody = caller === 'writer';
   const tip = (await readLastRecord(ctx, id, handle, st.size, base, verifyBody)) ?? base;
-  ctx.tips.set(id, tip);
+  if (caller === 'writer') ctx.setWriterTip(id, tip);
+  else ctx.tips.set(id, tip);
+  return tip;
+}
+
+/**
+ * The tip this store's last write left, when the session's lock has been held without a
+ * break since (a lease: no other process or store can have written the session) and one
+ * `stat` shows the log still as that write left it (same inode and size; a log damaged
+ * or truncated behind the store's back sends the writer to the full read).
+ */
+function leasedWriterTip(ctx: StoreContext, id: string, sp: SessionPaths): SessionTip | undefined {
+  const tip = ctx.leases.trustedTip(id);
+  if (!tip?.verified || tip.logFileSize !== tip.logSize || tip.snapRev === 0) return undefined;
+  const log = statSync(sp.log(tip.snapRev), { throwIfNoEntry: false });
+  if (tip.logIno === 0) return log ? undefined : tip;
+  if (!log || Number(log.ino) !== tip.logIno || log.size !== tip.logSize) return undefined;
   return tip;
 }
 

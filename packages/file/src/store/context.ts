@@ -4,9 +4,12 @@
 import { tempPathFor, writeFileAtomic } from '@sessionkit/core/adapter';
 import { type SessionPaths, type StorePaths, sessionPaths, storePaths } from '../format/paths.js';
 import { emptyIndex, type IndexState } from '../index-log/state.js';
+import { GroupJournal } from '../io/group-journal.js';
 import { KeptFiles } from '../io/kept-files.js';
+import { LockJudge } from '../io/lock-file.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
+import { LeaseTable } from '../session/lease.js';
 import type { SessionTip } from '../session/tip.js';
 
 /** Session path sets kept at most (pure strings, never stale: the cache only saves work). */
@@ -35,6 +38,12 @@ export class StoreContext {
   /** The end of each session's event log as this store last saw it, and its last sequence. */
   readonly eventTails = new Map<string, { ino: number; size: number; sequence: number }>();
   readonly keptFiles = new KeptFiles();
+  /** Whose lock files listing finds (a live holder keeps its sessions' entries in step). */
+  readonly lockJudge = new LockJudge();
+  /** The session locks this store holds, kept across consecutive commits (leases). */
+  readonly leases: LeaseTable;
+  /** With `sync: 'group'`: the journal whose flushes make commits durable. */
+  readonly journal: GroupJournal | undefined;
   /** The index log as this store last read it (see `readIndexTail`). */
   index: IndexState = emptyIndex();
   /** The index's size right after this store last rewrote it (the compaction threshold). */
@@ -52,6 +61,8 @@ export class StoreContext {
    * commit was durable: the next commit of this store rewrites it whole (`repair()` too).
    */
   readonly searchStale = new Set<string>();
+  /** Search files (path and inode) known to be format 4, so an append need not check. */
+  readonly chunkedSearch = new Set<string>();
   readonly #sessionPaths = new Map<string, SessionPaths>();
 
   constructor(options: ResolvedOptions) {
@@ -59,6 +70,33 @@ export class StoreContext {
     this.dir = options.dir;
     this.paths = storePaths(options.dir);
     this.lockOptions = { timeoutMs: options.lockTimeoutMs, staleMs: options.lockStaleMs };
+    this.journal = options.groupCommit
+      ? new GroupJournal(this.paths.journal, options.groupCommitMs)
+      : undefined;
+    this.leases = new LeaseTable({
+      locksDir: this.paths.locks,
+      wantsDir: this.paths.wants,
+      lockPath: (id) => this.sessionPaths(id).lock,
+      timeoutMs: options.lockTimeoutMs,
+      staleMs: options.lockStaleMs,
+      leaseMs: options.leaseMs,
+    });
+  }
+
+  /**
+   * Records the tip a write left (the caller holds the session lock): readers use it when
+   * the log's identity and size match; the next write of this store under the same lease
+   * trusts it after one `stat` of the log.
+   */
+  setWriterTip(id: string, tip: SessionTip): void {
+    this.tips.set(id, tip);
+    this.leases.noteTip(id, tip);
+  }
+
+  /** Forgets the session's cached tip (the next write re-reads the folder). */
+  forgetTip(id: string): void {
+    this.tips.delete(id);
+    this.leases.noteTip(id, undefined);
   }
 
   /** The paths of session `id` (cached). */

@@ -3,9 +3,10 @@
 
 import { promises as fsp } from 'node:fs';
 import { ensurePrivateDir, withFileLock, writeFileAtomic } from '@sessionkit/core/adapter';
-import { FORMAT_NAME, FORMAT_VERSION } from '../format/version.js';
+import { FORMAT_NAME, FORMAT_VERSION, LAST_PLAIN_SEARCH_FORMAT } from '../format/version.js';
 import { rebuildIndex } from '../index-log/rebuild.js';
 import { isEnoent } from '../io/fs-helpers.js';
+import { replayAbandonedJournals } from '../session/journal-replay.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 
@@ -29,17 +30,23 @@ export async function prepareStoreFolder(ctx: StoreContext): Promise<void> {
   }
   await ensurePrivateDir(p.sessions);
   await ensurePrivateDir(p.locks);
+  await ensurePrivateDir(p.wants);
   await ensurePrivateDir(p.trash);
+  await ensurePrivateDir(p.journal);
   const version = await readFormatVersion(ctx);
-  if (version === FORMAT_VERSION) return;
+  if (version === FORMAT_VERSION) {
+    await replayAbandonedJournals(ctx);
+    return;
+  }
   await withFileLock(
     p.formatLock,
     async () => {
       const again = await readFormatVersion(ctx);
       if (again === FORMAT_VERSION) return;
       // Older (or absent) format: sessions written by format 1 are read in place and
-      // migrated on their next write; the index is rebuilt from them.
-      if (again !== undefined) await rebuildIndex(ctx);
+      // migrated on their next write; the index is rebuilt from them. Format 3 differs
+      // only in its plain search files, which format 4 reads as they are.
+      if (again !== undefined && again < LAST_PLAIN_SEARCH_FORMAT) await rebuildIndex(ctx);
       // A new store: the index exists from the start, so a missing index later means
       // damage, which the next reader repairs (see `refreshIndex`).
       else await (await fsp.open(p.index, 'a', 0o600)).close();

@@ -4,6 +4,7 @@ import { migration001 } from './001-initial.js';
 import { migration002 } from './002-delete-locks-parent-enforce-max-recheck.js';
 import { migration003 } from './003-enforce-max-locks-only-victims.js';
 import { migration004 } from './004-lineage.js';
+import { migration005 } from './005-deferred-search-index.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -14,6 +15,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration002,
   migration003,
   migration004,
+  migration005,
 ];
 
 /** The newest schema version this package knows. */

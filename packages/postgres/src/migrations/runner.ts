@@ -1,8 +1,16 @@
 // The migration runner: brings a schema to the latest version under an advisory lock, then
-// makes sure the trigram index exists (trigram.ts). The migrations themselves: index.ts.
+// makes sure the trigram index exists (trigram.ts) and the search scope is the one asked
+// for (search-scope.ts). The migrations themselves: index.ts.
 import type { Pool, PoolClient } from 'pg';
 import { borrowClient, isConnectionError } from '../connection.js';
+import { errors } from '../errors.js';
 import { ADVISORY_LOCK_CLASS, quoteIdent } from '../identifiers.js';
+import {
+  changeSearchScope,
+  type ProgressListener,
+  readSearchScope,
+  type SearchScope,
+} from '../search-scope.js';
 import { ensureTrigram, hasTrigramIndex } from '../trigram.js';
 import { LATEST_VERSION, MIGRATIONS } from './index.js';
 
@@ -12,6 +20,18 @@ export interface MigrationOutcome {
   applied: number[];
   /** True when the trigram index serves search; false when pg_trgm is unavailable. */
   trigram: boolean;
+  /** The schema's search scope after the call. */
+  search: SearchScope;
+  /** Whether search rows are waiting in `search_pending` (left by a process that exited). */
+  pending: boolean;
+}
+
+/** What `migrate` is asked for beyond the latest version. */
+export interface MigrateOptions {
+  /** The search scope to set (rebuilding the search rows when it changes); absent: keep it. */
+  search?: SearchScope | undefined;
+  /** Called after each batch of a long step. */
+  onProgress?: ProgressListener | undefined;
 }
 
 /**
@@ -19,24 +39,39 @@ export interface MigrationOutcome {
  * migration once and records it in `schema_migrations`, all inside one transaction
  * holding `pg_advisory_xact_lock` keyed on the schema name, so any number of processes
  * may open the same empty database at once. Then makes sure the trigram index exists
- * when the `pg_trgm` extension is available (creating the extension if allowed).
- * Throws the driver's error (the caller wraps it).
+ * when the `pg_trgm` extension is available (creating the extension if allowed), and,
+ * when `options.search` differs from the recorded scope, records it and rebuilds the
+ * search rows in batches under the same lock. Throws the driver's error (the caller wraps it).
  */
-export async function migrate(pool: Pool, schema: string): Promise<MigrationOutcome> {
+export async function migrate(
+  pool: Pool,
+  schema: string,
+  options: MigrateOptions = {},
+): Promise<MigrationOutcome> {
   const borrowed = await borrowClient(pool);
   const { client } = borrowed;
+  const s = quoteIdent(schema);
   try {
     // Fast path: an up-to-date schema needs no lock.
     const fast = await tryCurrentVersion(client, schema);
     if (fast === LATEST_VERSION && (await hasTrigramIndex(client, schema))) {
-      return { applied: [], trigram: true };
+      const search = await readSearchScope(client, s);
+      if (options.search === undefined || options.search === search) {
+        return { applied: [], trigram: true, search, pending: await hasPending(client, s) };
+      }
     }
     await client.query('BEGIN');
     try {
       const applied = await applyPending(client, schema);
       const trigram = await ensureTrigram(client, schema);
+      let search = await readSearchScope(client, s);
+      if (options.search !== undefined && options.search !== search) {
+        await changeSearchScope(client, s, search, options.search, options.onProgress);
+        search = options.search;
+      }
+      const pending = await hasPending(client, s);
       await client.query('COMMIT');
-      return { applied, trigram };
+      return { applied, trigram, search, pending };
     } catch (e) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         borrowed.discard(rollbackError);
@@ -77,6 +112,7 @@ async function applyPending(client: PoolClient, schema: string): Promise<number[
     `SELECT version FROM ${s}.schema_migrations`,
   );
   const have = new Set(done.rows.map((r) => Number(r.version)));
+  assertNotNewer(schema, have);
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (have.has(m.version)) continue;
@@ -89,6 +125,28 @@ async function applyPending(client: PoolClient, schema: string): Promise<number[
     applied.push(m.version);
   }
   return applied;
+}
+
+/** Whether `search_pending` of schema `s` (quoted) holds any row. */
+async function hasPending(client: PoolClient, s: string): Promise<boolean> {
+  const r = await client.query<{ p: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ${s}.search_pending) AS p`,
+  );
+  return r.rows[0]?.p === true;
+}
+
+/**
+ * Refuses a schema that a newer release has migrated: this release would write rows the
+ * newer schema does not expect (a search table it no longer fills, say). `corrupt`, as
+ * the file store answers a folder of a newer format: this package cannot read it.
+ */
+function assertNotNewer(schema: string, have: ReadonlySet<number>): void {
+  const newer = [...have].filter((v) => v > LATEST_VERSION).sort((a, b) => a - b);
+  if (newer.length === 0) return;
+  throw errors.make(
+    'corrupt',
+    `schema "${schema}" has migration ${newer.join(', ')}, newer than this package knows (${LATEST_VERSION}) — upgrade @sessionkit/postgres`,
+  );
 }
 
 /** The schema's newest recorded version, or undefined when it has no `schema_migrations`. */

@@ -24,6 +24,8 @@ export interface CommitArgs {
   bodies: string[];
   search: SearchChunks;
   title?: string | undefined;
+  /** Whether a patched title gets a search row (false under search scope `none`). Default true. */
+  indexTitle?: boolean | undefined;
   folder?: string | undefined;
   status?: string | undefined;
   model?: string | undefined;
@@ -106,12 +108,13 @@ export const COMMIT_PARAMS: readonly FunctionParam<CommitArgs>[] = [
   { name: 'p_search_seq', type: 'integer[]', value: (a) => a.search.seqs },
   { name: 'p_search', type: 'text[]', value: (a) => a.search.texts },
   { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
-  // Patched header fields; the title also in lower case, for its search row.
+  // Patched header fields; the title also in lower case, for its search row ('': no row).
   { name: 'p_title', type: 'text', value: (a) => a.title ?? null },
   {
     name: 'p_title_lc',
     type: 'text',
-    value: (a) => (a.title === undefined ? null : a.title.toLowerCase()),
+    value: (a) =>
+      a.title === undefined ? null : a.indexTitle === false ? '' : a.title.toLowerCase(),
   },
   { name: 'p_folder', type: 'text', value: (a) => a.folder ?? null },
   { name: 'p_status', type: 'text', value: (a) => a.status ?? null },

@@ -68,6 +68,27 @@ export function maintenanceStatements(s: string) {
 )
 SELECT count(DISTINCT session_id)::integer AS n FROM d`),
 
+    /**
+     * Moves the pending search rows (`search_pending`, written by turns) of up to $1
+     * sessions into `search_rows`, where the trigram index covers them; returns how many
+     * rows moved. Each session's row is locked first (`FOR NO KEY UPDATE SKIP LOCKED`: a
+     * session being written is left for the next pass), so a writer that deletes search
+     * rows afterwards (replace, delete, merge) sees them moved; the move itself is one
+     * statement, so a search sees each row on one side or the other, never both or none.
+     */
+    indexPendingSearch: sql<CountRow>(`WITH l AS (
+  SELECT x.id FROM ${s}.sessions AS x
+  WHERE x.id IN (SELECT DISTINCT p.session_id FROM ${s}.search_pending AS p LIMIT $1)
+  FOR NO KEY UPDATE OF x SKIP LOCKED
+), d AS (
+  DELETE FROM ${s}.search_pending AS p USING l WHERE p.session_id = l.id
+  RETURNING p.session_id, p.seq, p.text
+), i AS (
+  INSERT INTO ${s}.search_rows (session_id, seq, text) SELECT * FROM d
+  ON CONFLICT (session_id, seq) DO UPDATE SET text = EXCLUDED.text
+)
+SELECT count(*)::integer AS n FROM d`),
+
     /** $1 max: keeps the newest $1 roots and deletes the others (migration 004's function). */
     enforceMax: sql<CountRow>(`SELECT ${s}.sk_enforce_max($1) AS n`),
   };

@@ -1,0 +1,49 @@
+// The file store (sync: true, its default) beside an append + fdatasync of the same bytes
+// on an already open file: one durable write per turn is the disk's own limit.
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileStore } from '@sessionkit/file';
+
+/** Bytes of every file under `dir`. */
+function folderBytes(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
+export default {
+  name: 'file',
+  ceiling: 'append + fdatasync on an open fd',
+  available: async () => true,
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'sessionkit-bench-file-'));
+    const store = new FileStore({ dir });
+    return {
+      store,
+      storedBytes: () => folderBytes(dir),
+      async close() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  async raw() {
+    const dir = mkdtempSync(join(tmpdir(), 'sessionkit-bench-raw-'));
+    const handle = await open(join(dir, 'log.jsonl'), 'a');
+    return {
+      async turn(messages) {
+        await handle.write(`${JSON.stringify(messages)}\n`);
+        await handle.datasync();
+      },
+      async close() {
+        await handle.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};

@@ -1,0 +1,306 @@
+// The commit-path targets (turn = 2 messages of ~1 KB appended to a conversation), each
+// measured as a ratio against a raw append on an open descriptor in the same run:
+//   sync: true at 1 and at 3,000 live sessions (round robin)  >= 70 % of raw append + fdatasync
+//   sync: 'group' with 8 concurrent writers                    >= 3x sync: true with 8 writers
+//   sync: false                                                >= 30 % of raw append, no fsync
+//   bytes per conversation after 200 turns                     <= 1.5x raw append's
+// Measures of one group run interleaved in rounds (a burst of load from another tenant of
+// the machine hits all of them alike); figures are medians, ratios medians of per-round
+// ratios. Asserts nothing.
+import { promises as fsp, readdirSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const { FileStore } = await import(process.env.BENCH_DIST ?? '../dist/index.js');
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (n, d = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+// Text that compresses like prose (not a repeated phrase): words drawn from a vocabulary.
+const WORDS = (
+  'the of and to in is you that it he was for on are as with his they at be this have ' +
+  'from or one had by word but not what all were we when your can said there use an each ' +
+  'which she do how their if will up other about out many then them these so some her ' +
+  'would make like him into time has look two more write go see number no way could ' +
+  'people my than first water been call who oil its now find long down day did get come ' +
+  'made may part session commit durable append index search fsync kernel journal disk'
+).split(' ');
+let seed = 42;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+function prose(n) {
+  let s = '';
+  while (s.length < n) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `;
+  return s.slice(0, n);
+}
+const TEXTS = Array.from({ length: 64 }, () => prose(1000));
+const turnOf = (i) => [
+  { role: 'user', content: `${i} ${TEXTS[i % 64]}` },
+  { role: 'assistant', content: `${i} ${TEXTS[(i * 7 + 3) % 64]}` },
+];
+const turnBytes = (i) => Buffer.from(`${JSON.stringify(turnOf(i))}\n`);
+
+/** Raw appends of a turn's JSON to `files` open descriptors, round robin. */
+async function rawAppender(root, name, files, sync) {
+  const dir = join(root, name);
+  await fsp.mkdir(dir);
+  const handles = [];
+  for (let i = 0; i < files; i++) handles.push(await fsp.open(join(dir, `c${i}`), 'a', 0o600));
+  let n = 0;
+  return {
+    step: async () => {
+      const h = handles[n % files];
+      await h.write(turnBytes(n++));
+      if (sync) await h.datasync();
+    },
+    close: async () => {
+      for (const h of handles) await h.close();
+    },
+  };
+}
+
+/** A store committing turns round robin over `sessions` sessions (created beforehand). */
+async function storeCommitter(root, name, sessions, options) {
+  const dir = join(root, name);
+  const setup = new FileStore({ dir, sync: false });
+  for (let i = 0; i < sessions; i++) await setup.create({ id: `c${i}` });
+  await setup.close();
+  const store = new FileStore({ dir, ...options });
+  let n = 0;
+  const step = () => store.commit(`c${n % sessions}`, { append: turnOf(n++) });
+  for (let i = 0; i < Math.min(sessions, 3000); i++) await step(); // warm: every session once
+  return { step, close: () => store.close() };
+}
+
+async function rate(n, step) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await step();
+  return (n * 1000) / (performance.now() - t0);
+}
+
+/** Measures `runners` interleaved: `rounds` chunks of `chunk` sequential steps each. */
+async function interleaved(runners, rounds, chunk) {
+  const rates = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++)
+    for (const [name, runner] of Object.entries(runners))
+      rates[name].push(await rate(chunk, runner.step));
+  for (const runner of Object.values(runners)) await runner.close();
+  return {
+    median: (k) => median(rates[k]),
+    ratio: (a, b) => median(rates[a].map((x, i) => x / rates[b][i])),
+  };
+}
+
+/** Commits per second of `writers` concurrent loops, each on its own session. */
+async function concurrentRate(root, name, writers, options, perWriter) {
+  const dir = join(root, name);
+  const store = new FileStore({ dir, ...options });
+  for (let w = 0; w < writers; w++) await store.create({ id: `w${w}` });
+  for (let w = 0; w < writers; w++) await store.commit(`w${w}`, { append: turnOf(w) });
+  const measure = async () => {
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let i = 0; i < perWriter; i++) await store.commit(`w${w}`, { append: turnOf(i) });
+      }),
+    );
+    return (writers * perWriter * 1000) / (performance.now() - t0);
+  };
+  return { measure, close: () => store.close() };
+}
+
+/** Bytes of the files under `dir`, in total and by kind (snapshots and logs, search, index). */
+/**
+ * The best ratio group commit can reach on this disk: 8 concurrent appends + fdatasyncs of
+ * 8 files (what 8 writers with an fsync each do; the kernel already merges their journal
+ * commits) against 8 appends to 8 files plus one append + fdatasync of a shared journal.
+ */
+async function rawGroupCeiling(root, rounds, perWriter) {
+  const dir = join(root, 'raw-group');
+  await fsp.mkdir(dir);
+  const files = [];
+  for (let i = 0; i < 9; i++) files.push(await fsp.open(join(dir, `f${i}`), 'a', 0o600));
+  const eight = [];
+  const shared = [];
+  for (let r = 0; r < rounds; r++) {
+    let t0 = performance.now();
+    await Promise.all(
+      files.slice(0, 8).map(async (h, w) => {
+        for (let i = 0; i < perWriter; i++) {
+          await h.write(turnBytes(w * perWriter + i));
+          await h.datasync();
+        }
+      }),
+    );
+    eight.push((8 * perWriter * 1000) / (performance.now() - t0));
+    t0 = performance.now();
+    for (let i = 0; i < perWriter; i++) {
+      // Synchronous appends, as the store makes them; one thread-pool hop, the fdatasync.
+      const batch = [];
+      for (let w = 0; w < 8; w++) {
+        const bytes = turnBytes(w * perWriter + i);
+        writeSync(files[w].fd, bytes);
+        batch.push(bytes);
+      }
+      writeSync(files[8].fd, Buffer.concat(batch));
+      await files[8].datasync();
+    }
+    shared.push((8 * perWriter * 1000) / (performance.now() - t0));
+  }
+  for (const h of files) await h.close();
+  return {
+    eight: median(eight),
+    shared: median(shared),
+    ratio: median(shared.map((x, i) => x / eight[i])),
+  };
+}
+
+function folderBytes(dir, kinds = { total: 0, transcript: 0, search: 0, index: 0 }) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      folderBytes(path, kinds);
+      continue;
+    }
+    const size = statSync(path).size;
+    kinds.total += size;
+    if (/^(snap|log)-\d+\.skr$/.test(entry.name)) kinds.transcript += size;
+    else if (entry.name === 'search.txt') kinds.search += size;
+    else if (entry.name === 'index.log') kinds.index += size;
+  }
+  return kinds;
+}
+
+/** Bytes per conversation after `turns` turns: the store's folder against raw appends. */
+async function bytesPerConversation(root, conversations, turns) {
+  const dir = join(root, 'bytes');
+  const store = new FileStore({ dir, sync: false });
+  const raw = join(root, 'bytes-raw');
+  await fsp.mkdir(raw);
+  for (let c = 0; c < conversations; c++) {
+    await store.create({ id: `b${c}`, title: `conversation ${c}` });
+    const h = await fsp.open(join(raw, `b${c}`), 'a');
+    for (let t = 0; t < turns; t++) {
+      await store.commit(`b${c}`, { append: turnOf(c * turns + t), increment: { turnCount: 1 } });
+      await h.write(turnBytes(c * turns + t));
+    }
+    await h.close();
+  }
+  await store.close();
+  const per = (kinds) =>
+    Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v / conversations]));
+  return { store: per(folderBytes(dir)), raw: folderBytes(raw).total / conversations };
+}
+
+/** Runs every target measure and prints the figures and ratios. */
+export async function targets(root) {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
+  const chunk = Number(process.env.BENCH_CHUNK ?? 150);
+  const many = Number(process.env.BENCH_LIVE ?? 3000);
+  console.log(
+    `commit-path targets (turn = 2 messages of ~1 KB), ${rounds} interleaved rounds of ${chunk}, medians:`,
+  );
+  const durable = await interleaved(
+    {
+      raw1: await rawAppender(root, 'raw1', 1, true),
+      store1: await storeCommitter(root, 'store1', 1, {}),
+      rawMany: await rawAppender(root, 'rawMany', many, true),
+      storeMany: await storeCommitter(root, 'storeMany', many, {}),
+      store30: await storeCommitter(root, 'store30', 30, {}),
+    },
+    rounds,
+    chunk,
+  );
+  const line = (label, value, note = '') => console.log(`  ${label.padEnd(52)}${value}${note}`);
+  line('raw append + fdatasync, 1 file', `${fmt(durable.median('raw1'))} turns/s`);
+  line('sync: true, 1 live session', `${fmt(durable.median('store1'))} turns/s`);
+  line('sync: true, 30 live sessions (round robin)', `${fmt(durable.median('store30'))} turns/s`);
+  line(
+    `raw append + fdatasync, ${fmt(many)} files (round robin)`,
+    `${fmt(durable.median('rawMany'))} turns/s`,
+  );
+  line(
+    `sync: true, ${fmt(many)} live sessions (round robin)`,
+    `${fmt(durable.median('storeMany'))} turns/s`,
+  );
+  line(
+    'ratio sync:true(1) / raw',
+    `${fmt(100 * durable.ratio('store1', 'raw1'), 1)} %`,
+    '  (target >= 70 %)',
+  );
+  line(
+    `ratio sync:true(${fmt(many)}) / raw(${fmt(many)})`,
+    `${fmt(100 * durable.ratio('storeMany', 'rawMany'), 1)} %`,
+    '  (target >= 70 %)',
+  );
+  line(
+    `ratio sync:true(${fmt(many)}) / raw(1 file)`,
+    `${fmt(100 * durable.ratio('storeMany', 'raw1'), 1)} %`,
+  );
+  line('ratio sync:true(30) / raw(1 file)', `${fmt(100 * durable.ratio('store30', 'raw1'), 1)} %`);
+
+  // Eight concurrent writers, each on its own session: fsync per commit against group commit.
+  const perWriter = Number(process.env.BENCH_GROUP_TURNS ?? 60);
+  const single = await concurrentRate(root, 'eight-sync', 8, {}, perWriter);
+  // BENCH_NO_GROUP=1 for a build without group commit (a baseline): 'group' is then true.
+  const groupSync = process.env.BENCH_NO_GROUP ? true : 'group';
+  const grouped = await concurrentRate(root, 'eight-group', 8, { sync: groupSync }, perWriter);
+  const g = { single: [], grouped: [] };
+  for (let r = 0; r < rounds; r++) {
+    g.single.push(await single.measure());
+    g.grouped.push(await grouped.measure());
+  }
+  await single.close();
+  await grouped.close();
+  const ceiling = await rawGroupCeiling(root, rounds, perWriter);
+  line('sync: true, 8 concurrent writers', `${fmt(median(g.single))} turns/s`);
+  line("sync: 'group', 8 concurrent writers", `${fmt(median(g.grouped))} turns/s`);
+  line(
+    "ratio 'group'(8) / sync:true(8)",
+    `${fmt(median(g.grouped.map((x, i) => x / g.single[i])), 2)}x`,
+    '  (target >= 3x)',
+  );
+  line('raw: 8 files, each append + fdatasync, concurrent', `${fmt(ceiling.eight)} turns/s`);
+  line('raw: 8 appends + 1 fdatasync of a shared file', `${fmt(ceiling.shared)} turns/s`);
+  line(
+    'ratio raw shared / raw eight (the ceiling of the ratio above)',
+    `${fmt(ceiling.ratio, 2)}x`,
+  );
+
+  // No fsync at all: measured apart, after the durable ones, so the dirty pages it leaves
+  // do not slow their fsyncs.
+  const loose = await interleaved(
+    {
+      rawLoose: await rawAppender(root, 'rawLoose', 1, false),
+      storeLoose: await storeCommitter(root, 'storeLoose', 1, { sync: false }),
+    },
+    rounds,
+    chunk * 4,
+  );
+  line('raw append, no fsync', `${fmt(loose.median('rawLoose'))} turns/s`);
+  line('sync: false, 1 live session', `${fmt(loose.median('storeLoose'))} turns/s`);
+  line(
+    'ratio sync:false / raw no fsync',
+    `${fmt(100 * loose.ratio('storeLoose', 'rawLoose'), 1)} %`,
+    '  (target >= 30 %)',
+  );
+
+  const bytes = await bytesPerConversation(root, 10, 200);
+  const kib = (n) => `${fmt(n / 1024)} KiB`;
+  const b = bytes.store;
+  line(
+    'bytes per conversation, 200 turns: store',
+    kib(b.total),
+    `  (snapshots + log ${kib(b.transcript)}, search ${kib(b.search)}, index share ${kib(b.index)})`,
+  );
+  line('bytes per conversation, 200 turns: raw append', kib(bytes.raw));
+  line('ratio store / raw', `${fmt(b.total / bytes.raw, 2)}x`, '  (target <= 1.5x)');
+  console.log('');
+}

@@ -1,0 +1,149 @@
+// Replaying abandoned group-commit journals (`journal/*.skj`, see `io/group-journal.ts`)
+// when a store opens: after a machine crash, a session log may have lost records that
+// were acknowledged because the journal holding them was fsync'd. Each record is written
+// back at the offset it had, under the session's lock; records already in place are
+// left alone, so a replay after a mere process crash (the logs intact) changes nothing.
+
+import {
+  fdatasync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { isValidId } from '@sessionkit/core';
+import { isLockHolderGone } from '@sessionkit/core/adapter';
+import { parseFrames } from '../format/frame.js';
+import { closeQuietly } from '../io/fs-helpers.js';
+import {
+  currentBootId,
+  type JournalOwnerMeta,
+  type JournalRecordMeta,
+} from '../io/group-journal.js';
+import type { StoreContext } from '../store/context.js';
+import { newestSnapshot } from './folder.js';
+import { withSessionLock } from './lock.js';
+
+/** A journal record to write back: its log frame and where it goes. */
+interface Replayed {
+  snapRev: number;
+  offset: number;
+  frame: Buffer;
+}
+
+/**
+ * Replays every journal of the store whose writer is certainly gone (another boot, or a
+ * process of this host that no longer runs), then removes it. Journals of live (or
+ * unjudgeable) writers are left to them.
+ */
+export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(ctx.paths.journal);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.skj')) continue;
+    const path = join(ctx.paths.journal, name);
+    let buf: Buffer;
+    try {
+      buf = readFileSync(path);
+    } catch {
+      continue; // removed by its owner or another replayer meanwhile
+    }
+    const parsed = parseFrames<JournalOwnerMeta | JournalRecordMeta>(buf);
+    const head = parsed.frames[0]?.meta as JournalOwnerMeta | undefined;
+    if (head?.kind !== 'journal' || !abandoned(head)) continue;
+    const bySession = new Map<string, Replayed[]>();
+    for (const f of parsed.frames.slice(1)) {
+      const m = f.meta as JournalRecordMeta;
+      if (m.kind !== 'record' || !isValidId(m.id)) continue;
+      const list = bySession.get(m.id) ?? [];
+      list.push({
+        snapRev: m.snapRev,
+        offset: m.offset,
+        frame: buf.subarray(f.bodyStart, f.bodyEnd),
+      });
+      bySession.set(m.id, list);
+    }
+    for (const [id, records] of bySession) {
+      await withSessionLock(ctx, id, () => replaySession(ctx, id, records));
+    }
+    try {
+      unlinkSync(path);
+    } catch {
+      // removed by another replayer
+    }
+  }
+}
+
+/** Whether the journal's writer is certainly gone. */
+function abandoned(head: JournalOwnerMeta): boolean {
+  const boot = currentBootId();
+  if (head.bootId !== undefined && boot !== undefined && head.bootId !== boot) return true;
+  return isLockHolderGone(JSON.stringify(head.owner));
+}
+
+/**
+ * Writes back the records of one session that its current log lacks. Records of a log
+ * that is no longer the newest (folded into a snapshot, replaced, deleted) are skipped:
+ * the snapshot that superseded it was fsync'd and holds them.
+ */
+async function replaySession(ctx: StoreContext, id: string, records: Replayed[]): Promise<void> {
+  const sp = ctx.sessionPaths(id);
+  let current: number | undefined;
+  try {
+    current = newestSnapshot(id, sp.dir);
+  } catch {
+    return; // deleted, or damaged: repair() reports it
+  }
+  const mine = records.filter((r) => r.snapRev === current);
+  if (mine.length === 0) return;
+  let fd: number;
+  try {
+    fd = openSync(sp.log(mine[0]!.snapRev), 'r+');
+  } catch {
+    return; // no log: folded away meanwhile
+  }
+  try {
+    let wrote = false;
+    for (const r of mine) {
+      const there = Buffer.alloc(r.frame.length);
+      const n = readAt(fd, there, r.offset);
+      if (n === r.frame.length && there.equals(r.frame)) continue;
+      writeAt(fd, r.frame, r.offset);
+      wrote = true;
+    }
+    if (wrote) {
+      ctx.forgetTip(id);
+      await new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (e) => (e ? reject(e) : resolve())),
+      );
+    }
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
+function readAt(fd: number, buf: Buffer, position: number): number {
+  let done = 0;
+  while (done < buf.length) {
+    const n = readSyncAt(fd, buf, done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
+function readSyncAt(fd: number, buf: Buffer, offset: number, position: number): number {
+  return readSync(fd, buf, offset, buf.length - offset, position);
+}
+
+function writeAt(fd: number, data: Buffer, position: number): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
+}

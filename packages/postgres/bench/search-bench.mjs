@@ -1,0 +1,136 @@
+// The search parts of the benchmark (issue 12): storage after 200 turns beside the raw
+// rows, and search over 10,000 sessions × 100 messages beside the version 4 statement.
+import { performance } from 'node:perf_hooks';
+import { prng, prose } from './text.mjs';
+
+const MiB = (n) => `${(n / 1048576).toFixed(2)} MiB`;
+
+/** pg_total_relation_size (heap, TOAST, indexes) of `schema.table`. */
+async function sizeOf(admin, schema, table) {
+  const r = await admin.query('SELECT pg_total_relation_size($1) AS n', [`"${schema}".${table}`]);
+  return Number(r.rows[0].n);
+}
+
+/**
+ * 200 turns into one new session of a store opened with each search scope; prints the
+ * bytes of the message rows (the raw rows: `messages` with its primary key, what the raw
+ * statement writes) and of the search tables, as written and after VACUUM (which also
+ * flushes the trigram index's pending list). Returns the ratios.
+ */
+export async function storageBench({ admin, open, turn }) {
+  console.log('\nstorage after 200 turns (2 messages of ~1 KB each) in one session:');
+  const out = {};
+  for (const search of ['messages', 'titles', 'none']) {
+    const schema = `sk_bench_storage_${search}_${process.pid}`;
+    const store = await open(schema, search);
+    const s = await store.create({ id: 'storage' });
+    let revision = s.revision;
+    for (let i = 0; i < 200; i++) {
+      revision = (await store.commit('storage', { expectedRevision: revision, append: turn(i) }))
+        .revision;
+    }
+    await store.indexPendingSearch();
+    const measure = async () => {
+      const rows = await sizeOf(admin, schema, 'messages');
+      const searchBytes =
+        (await sizeOf(admin, schema, 'search_rows')) +
+        (await sizeOf(admin, schema, 'search_pending'));
+      return { rows, searchBytes, ratio: (rows + searchBytes) / rows };
+    };
+    const written = await measure();
+    await admin.query(
+      `VACUUM "${schema}".search_rows, "${schema}".search_pending, "${schema}".messages`,
+    );
+    const vacuumed = await measure();
+    console.log(
+      `search "${search}"`.padEnd(20) +
+        `raw rows ${MiB(vacuumed.rows)}, search ${MiB(written.searchBytes)} as written / ${MiB(vacuumed.searchBytes)} after VACUUM: total ${written.ratio.toFixed(2)}x / ${vacuumed.ratio.toFixed(2)}x the raw rows`,
+    );
+    out[search] = { written: written.ratio, vacuumed: vacuumed.ratio };
+    await store.close();
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+  }
+  console.log(
+    `storage after 200 turns, search "messages": ${out.messages.vacuumed.toFixed(2)}x the raw rows (target ≤ 1.5x); "titles": ${out.titles.vacuumed.toFixed(2)}x`,
+  );
+  return out;
+}
+
+const SESSIONS = 10_000;
+const TURNS_PER_SESSION = 50; // 100 messages
+
+/**
+ * Loads 10,000 sessions × 100 messages (~120 characters each, one search row per turn as
+ * a commit writes it) into `listSchema`'s search tables: the indexed rows in bulk (the
+ * trigram index dropped and rebuilt around the load), plus the latest turn of 200
+ * sessions left pending as a busy store has them. Times `list({query, limit: 20})` for
+ * 3- and 12-character queries, common and absent, beside the version 4 statement (the
+ * same search without `search_pending`) on the same rows.
+ */
+export async function searchBench({ admin, listStore, listSchema, timeIt }) {
+  const q = `"${listSchema}"`;
+  const t0 = performance.now();
+  const index = (
+    await admin.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'search_rows_trgm'`,
+      [listSchema],
+    )
+  ).rows[0]?.indexdef;
+  if (index) await admin.query(`DROP INDEX ${q}.search_rows_trgm`);
+  const next = prng(99);
+  for (let b = 0; b < SESSIONS / 100; b++) {
+    const ids = [];
+    const seqs = [];
+    const texts = [];
+    const pending = [[], [], []];
+    for (let n = b * 100 + 1; n <= b * 100 + 100; n++) {
+      for (let t = 0; t < TURNS_PER_SESSION; t++) {
+        const text = `A${prose(next, 100 + (t % 3) * 20)}A${prose(next, 100 + (t % 2) * 30)}`;
+        const last = t === TURNS_PER_SESSION - 1 && n % 50 === 0;
+        const into = last ? pending : [ids, seqs, texts];
+        into[0].push(`s-${String(n).padStart(6, '0')}`);
+        into[1].push(t * 2);
+        into[2].push(text);
+      }
+    }
+    await admin.query(
+      `INSERT INTO ${q}.search_rows SELECT * FROM unnest($1::text[], $2::integer[], $3::text[])`,
+      [ids, seqs, texts],
+    );
+    await admin.query(
+      `INSERT INTO ${q}.search_pending SELECT * FROM unnest($1::text[], $2::integer[], $3::text[])`,
+      pending,
+    );
+  }
+  await admin.query(`UPDATE ${q}.sessions SET message_count = 100`);
+  if (index) await admin.query(index);
+  await admin.query(`ANALYZE ${q}.sessions, ${q}.search_rows, ${q}.search_pending`);
+  console.log(
+    `\nsearch over 10,000 sessions × 100 messages of ~120 characters (loaded in ${((performance.now() - t0) / 1000).toFixed(0)} s; 200 turns pending), list({query, limit: 20}), median of 21:`,
+  );
+  // The version 4 statement: the same shape, over search_rows alone (no pending rows).
+  const v4 = `SELECT s.* FROM ${q}.sessions AS s WHERE s.archived_at IS NULL
+    AND s.id IN (SELECT r.session_id FROM ONLY ${q}.search_rows AS r WHERE r.text LIKE $1)
+    ORDER BY s.updated_at DESC, s.id DESC LIMIT 20`;
+  const queries = [
+    ['3 chars, in every session', 'mon'],
+    ['3 chars, nowhere', 'xqz'],
+    ['12 chars, in a few sessions', 'quazen lostr'],
+    ['12 chars, nowhere', 'mirely lyhog'],
+  ];
+  const out = {};
+  for (const [label, query] of queries) {
+    const found = (await listStore.list({ limit: 20, query })).length;
+    const now = await timeIt(21, () => listStore.list({ limit: 20, query }));
+    const before = await timeIt(21, () => admin.query(v4, [`%${query}%`]));
+    out[query] = now;
+    console.log(
+      `${`"${query}" (${label})`.padEnd(44)} ${now.toFixed(2).padStart(7)} ms   version 4: ${before.toFixed(2).padStart(7)} ms   (${found} found)`,
+    );
+  }
+  const worst3 = Math.max(out.mon, out.xqz);
+  const worst12 = Math.max(out['quazen lostr'], out['mirely lyhog']);
+  console.log(
+    `search median, worst 3-char query: ${worst3.toFixed(1)} ms, worst 12-char query: ${worst12.toFixed(1)} ms (target ≤ 50 ms)`,
+  );
+}

@@ -1,0 +1,118 @@
+// What a schema's search covers, recorded in `settings` (migration 5): `messages` (the
+// title and each message's text: the contract's search), `titles` (titles only) or `none`.
+// Changing it rebuilds the search rows in batches, reporting progress.
+import type { ErrorFactory } from '@sessionkit/core/adapter';
+import type { PoolClient } from 'pg';
+import { rebuildSessionSearchRows } from './search-rows.js';
+
+/** What `list({ query })` searches: see the README's "Search scope". */
+export type SearchScope = 'messages' | 'titles' | 'none';
+
+/** The accepted values of the `search` option. */
+export const SEARCH_SCOPES: readonly SearchScope[] = ['messages', 'titles', 'none'];
+
+/** Progress of a long step of `migrate()` (a scope change rebuilding the search rows). */
+export interface MigrationProgress {
+  /** What is being done, e.g. `"search scope messages → titles"`. */
+  task: string;
+  /** Sessions done so far. */
+  done: number;
+  /** Sessions to do (counted when the step started). */
+  total: number;
+}
+
+/** Called after each batch of a long migration step. */
+export type ProgressListener = (progress: MigrationProgress) => void;
+
+/** Throws `invalid_argument` unless `value` is a search scope (or undefined). */
+export function assertSearchScope(
+  errors: ErrorFactory,
+  value: unknown,
+): asserts value is SearchScope | undefined {
+  if (value !== undefined && !SEARCH_SCOPES.includes(value as SearchScope)) {
+    throw errors.invalid(
+      `search must be one of ${SEARCH_SCOPES.map((x) => `"${x}"`).join(', ')}, got ${JSON.stringify(String(value)).slice(0, 40)}`,
+    );
+  }
+}
+
+/** The scope recorded in schema `s` (quoted); `messages` when the row is missing. */
+export async function readSearchScope(client: PoolClient, s: string): Promise<SearchScope> {
+  const r = await client.query<{ value: string }>(
+    `SELECT value FROM ${s}.settings WHERE name = 'search'`,
+  );
+  const v = r.rows[0]?.value;
+  return SEARCH_SCOPES.includes(v as SearchScope) ? (v as SearchScope) : 'messages';
+}
+
+// Sessions per batch of a rebuild.
+const BATCH = 200;
+
+/**
+ * Inside the caller's transaction (holding the schema's migration lock): records `to` and
+ * rebuilds every session's search rows for it, in batches of 200 sessions, calling
+ * `onProgress` after each: `messages` computes each message's text from the stored
+ * messages (a session whose bodies do not parse keeps its rows; `repair()` reports it),
+ * `titles` drops the message rows, `none` drops every row. Title rows are written with
+ * JavaScript's lower-casing, as every write does.
+ */
+export async function changeSearchScope(
+  client: PoolClient,
+  s: string,
+  from: SearchScope,
+  to: SearchScope,
+  onProgress?: ProgressListener,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO ${s}.settings (name, value) VALUES ('search', $1)
+     ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+    [to],
+  );
+  const total = Number(
+    (await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${s}.sessions`)).rows[0]?.n ?? 0,
+  );
+  const task = `search scope ${from} → ${to}`;
+  let done = 0;
+  let after = '';
+  for (;;) {
+    const page = await client.query<{ id: string; title: string }>(
+      `SELECT id, title FROM ${s}.sessions WHERE id > $1::text COLLATE "C" ORDER BY id LIMIT ${BATCH}`,
+      [after],
+    );
+    if (page.rows.length === 0) break;
+    const ids = page.rows.map((r) => r.id);
+    if (to === 'messages') {
+      for (const id of ids) await rebuildSessionSearchRows(client, s, id);
+    } else {
+      await client.query(
+        `DELETE FROM ${s}.search_rows WHERE session_id = ANY($1::text[]) AND seq >= 0`,
+        [ids],
+      );
+    }
+    await writeTitleRows(client, s, page.rows, to);
+    done += ids.length;
+    after = ids[ids.length - 1]!;
+    onProgress?.({ task, done, total });
+  }
+}
+
+/** Replaces the title rows (seq -1) of `rows` by what scope `to` keeps. */
+async function writeTitleRows(
+  client: PoolClient,
+  s: string,
+  rows: readonly { id: string; title: string }[],
+  to: SearchScope,
+): Promise<void> {
+  const ids = rows.map((r) => r.id);
+  await client.query(
+    `DELETE FROM ${s}.search_rows WHERE session_id = ANY($1::text[]) AND seq = -1`,
+    [ids],
+  );
+  if (to === 'none') return;
+  const titled = rows.filter((r) => r.title !== '');
+  await client.query(
+    `INSERT INTO ${s}.search_rows (session_id, seq, text)
+     SELECT u.id, -1, u.t FROM unnest($1::text[], $2::text[]) AS u(id, t)`,
+    [titled.map((r) => r.id), titled.map((r) => r.title.toLowerCase())],
+  );
+}

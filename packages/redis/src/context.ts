@@ -1,0 +1,29 @@
+// What every part of the store works with: the client, the key layout and the options.
+import type { IndexBatcher } from './index-batcher.js';
+import type { KeySpace } from './keys.js';
+import type { RedisClient } from './scripts.js';
+
+/** The shared state of one store instance. */
+export interface StoreContext {
+  readonly client: RedisClient;
+  readonly keys: KeySpace;
+  /** TTL of a session in ms after its last write; 0 for none. */
+  readonly ttlMs: number;
+  /**
+   * True on Redis Cluster: cross-slot steps (the session, then the index) run as separate
+   * scripts. On standalone Redis the listing order is updated inside the session's script.
+   */
+  readonly cluster: boolean;
+  /** Cluster only: coalesces the order-entry writes that follow session writes. */
+  readonly orderWrites: IndexBatcher;
+  /** Counters for tests and probes. */
+  readonly stats: RedisStoreStats;
+}
+
+/** Counters a store keeps for tests and probes. */
+export interface RedisStoreStats {
+  /** Reads of message bodies (load, windows, branch, clone, merge, save); listing never adds. */
+  messageBodyReads: number;
+  /** Order entries a listing found out of step with their session and corrected. */
+  indexHeals: number;
+}

@@ -1,0 +1,128 @@
+// The key layout. Every key of one session carries the hash tag `{<id>}`, so all of them
+// live in one Cluster slot and one Lua script can update them together. Cross-session
+// state lives under two fixed tags, `{~ix}` (listing order, children, pending creates) and
+// `{~rt}` (the router): `~` is not an id character, so these tags never equal a session's.
+import { errors } from './errors.js';
+
+/** The default key prefix. */
+export const DEFAULT_PREFIX = 'sk:';
+
+/** Longest accepted key prefix. */
+export const MAX_PREFIX_LENGTH = 256;
+
+/**
+ * Checks a key prefix: a string of at most 256 characters without `{`, `}` (they would
+ * change the hash tag and break Cluster slots), glob characters (`*?[]\`, so `repair()`'s
+ * SCAN pattern matches exactly this store's keys), whitespace or control characters.
+ * Throws `invalid_argument`.
+ */
+export function assertPrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== 'string' || prefix.length > MAX_PREFIX_LENGTH) {
+    throw errors.invalid(`prefix must be a string of at most ${MAX_PREFIX_LENGTH} characters`);
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point.
+  if (/[{}*?[\]\\\s\u0000-\u001f\u007f]/.test(prefix)) {
+    throw errors.invalid(
+      `prefix ${JSON.stringify(prefix)} may not contain braces, glob characters, whitespace or control characters`,
+    );
+  }
+}
+
+/** The keys of one session, all in the slot of `{id}`. */
+export interface SessionKeys {
+  /** Hash: `h` header JSON, `r` revision (for events), `w` write version, `n` message count, `l` lineage JSON, `p` parent id, `e` last event sequence, `o` last write's token. */
+  meta: string;
+  /** List: one JSON text per message, in order. */
+  messages: string;
+  /** String: the lower-cased search text (`searchTextOf` of the messages). */
+  text: string;
+  /** String: the runtime status JSON. */
+  status: string;
+  /** List: the event log, entry `i` holds sequence `i + 1`. */
+  events: string;
+}
+
+/** Names every key of a store under one prefix. */
+export class KeySpace {
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    assertPrefix(prefix);
+    this.prefix = prefix;
+  }
+
+  /** The keys of session `id` (an id already checked by `assertId`). */
+  session(id: string): SessionKeys {
+    const base = `${this.prefix}{${id}}:`;
+    return {
+      meta: `${base}m`,
+      messages: `${base}l`,
+      text: `${base}t`,
+      status: `${base}s`,
+      events: `${base}e`,
+    };
+  }
+
+  /** The five session keys as an array, in the order the scripts expect. */
+  sessionKeyList(id: string): string[] {
+    const k = this.session(id);
+    return [k.meta, k.messages, k.text, k.status, k.events];
+  }
+
+  /** Sorted set: score = `updatedAt` in ms, member = id. Redis orders equal scores by member bytes, which is `list`'s id order. */
+  get order(): string {
+    return `${this.prefix}{~ix}:order`;
+  }
+
+  /** Sorted set: ids registered by a create that has not finished, score = when (ms). */
+  get pending(): string {
+    return `${this.prefix}{~ix}:new`;
+  }
+
+  /** Set: ids that name `parentId` as their parent (candidates, checked against each child's own `p`). */
+  children(parentId: string): string {
+    return `${this.prefix}{~ix}:k:${parentId}`;
+  }
+
+  /** SCAN pattern of every session's meta hash (for `repair()`). */
+  get metaPattern(): string {
+    return `${this.prefix}{*}:m`;
+  }
+
+  /** SCAN pattern of every children set. */
+  get childrenPattern(): string {
+    return `${this.prefix}{~ix}:k:*`;
+  }
+
+  /** The session id of a meta key found by SCAN, or `undefined` for any other key. */
+  idOfMetaKey(key: string): string | undefined {
+    if (!key.startsWith(`${this.prefix}{`) || !key.endsWith('}:m')) return undefined;
+    const id = key.slice(this.prefix.length + 1, -3);
+    return id.startsWith('~') ? undefined : id;
+  }
+
+  /** Router: hash tuple key → bound session id. */
+  get bindings(): string {
+    return `${this.prefix}{~rt}:b`;
+  }
+  /** Router: sorted set tuple key → binding time (ms). */
+  get recent(): string {
+    return `${this.prefix}{~rt}:r`;
+  }
+  /** Router: hash follow key → target. */
+  get follows(): string {
+    return `${this.prefix}{~rt}:f`;
+  }
+  /** Router: the last binding time handed out (strictly increasing). */
+  get routerClock(): string {
+    return `${this.prefix}{~rt}:clock`;
+  }
+  /** Router: set of tuple keys bound to `sessionId`. */
+  boundTo(sessionId: string): string {
+    return `${this.prefix}{~rt}:bs:${sessionId}`;
+  }
+  /** Router: set of follow keys pinned to `sessionId`. */
+  pinnedTo(sessionId: string): string {
+    return `${this.prefix}{~rt}:fs:${sessionId}`;
+  }
+}

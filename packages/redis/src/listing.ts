@@ -1,0 +1,235 @@
+// list(): the order sorted set gives ids in listing order; every summary is read from the
+// session's own keys (never from the index), so a listed summary always equals `load`.
+// An entry that disagrees with its session is healed on the way; when that happened the
+// walk runs again so the page is in the sessions' true order.
+import type { SessionSummary } from '@sessionkit/core';
+import {
+  compareListOrder,
+  isAfterCursor,
+  matchesListFilters,
+  type NormalizedListOptions,
+  type SessionHeader,
+} from '@sessionkit/core/adapter';
+import { childrenOf } from './children.js';
+import { decodeCount, decodeHeader } from './codec.js';
+import type { StoreContext } from './context.js';
+import { wrapRedisError } from './errors.js';
+import { SCRIPTS } from './lua/index.js';
+import { scorePairs } from './scan.js';
+import { call } from './session-io.js';
+
+/** Ids read from the order set in the first step (at least the page size); it doubles up to `MAX_CHUNK`. */
+const FIRST_CHUNK = 16;
+const MAX_CHUNK = 1000;
+/** How long a create may take between registering its index entry and writing its session. */
+export const PENDING_GRACE_MS = 60_000;
+/** Walks after which a page is returned even if healing is still going on (sorted anyway). */
+const MAX_WALKS = 3;
+
+/** A session as a listing walk found it. */
+export interface ListedRow {
+  header: SessionHeader;
+  messageCount: number;
+}
+
+/** What a walk over the order set keeps. */
+export interface WalkOptions {
+  /** Listing options (filters, order, cursor); `limit`/`offset` are not applied here. */
+  opts: NormalizedListOptions;
+  /** Stop after this many accepted rows. */
+  want: number;
+}
+
+/** The summaries `list(opts)` returns. */
+export async function listSummaries(
+  ctx: StoreContext,
+  opts: NormalizedListOptions,
+): Promise<SessionSummary[]> {
+  const rows = await walkHealed(ctx, { opts, want: opts.offset + opts.limit });
+  const page = rows.slice(opts.offset, opts.offset + opts.limit);
+  const children = await childrenOf(
+    ctx,
+    page.map((r) => r.header.id),
+  );
+  return page.map((r) => ({
+    ...r.header,
+    children: children.get(r.header.id) ?? [],
+    messageCount: r.messageCount,
+  }));
+}
+
+/** A walk, repeated (at most `MAX_WALKS` times) while it had to heal the index. */
+export async function walkHealed(ctx: StoreContext, w: WalkOptions): Promise<ListedRow[]> {
+  for (let walk = 1; ; walk++) {
+    const { rows, healed } = await walkOrder(ctx, w);
+    if (!healed || walk >= MAX_WALKS) {
+      return rows.sort((a, b) => compareListOrder(a.header, b.header, w.opts.oldestFirst));
+    }
+  }
+}
+
+/** The score bounds and the page state of a walk over the order set. */
+interface Cursor {
+  /** Inclusive bound on the side the walk starts from (`undefined`: unbounded). */
+  from: number | undefined;
+  /** Exclusive bound on the far side (`after` when the walk runs towards it). */
+  until: number | undefined;
+  /** Entries at score `from` already seen. */
+  skip: number;
+  /** Entries to read in the next step. */
+  size: number;
+}
+
+async function walkOrder(
+  ctx: StoreContext,
+  { opts, want }: WalkOptions,
+): Promise<{ rows: ListedRow[]; healed: boolean }> {
+  // By id: a session committed during the walk can be met again further on (its entry moved
+  // ahead of the cursor); its newest state counts once.
+  const rows = new Map<string, ListedRow>();
+  let healed = false;
+  const cursor = initialCursor(opts, want);
+  while (rows.size < want) {
+    const chunk = await readChunk(ctx, cursor, opts.oldestFirst);
+    if (chunk.length === 0) break;
+    advance(cursor, chunk);
+    const found = await Promise.all(chunk.map((e) => readRow(ctx, e, opts.query)));
+    for (const [i, row] of found.entries()) {
+      const entry = chunk[i] as IndexEntry;
+      if (row === 'missing') {
+        await dropOrphan(ctx, entry);
+        continue;
+      }
+      if (row === 'corrupt') continue; // repair() reports it; listing never shows it
+      if (row.header.updatedAt.getTime() !== entry.score) {
+        healed = (await healEntry(ctx, entry, row.header.updatedAt.getTime())) || healed;
+      }
+      if (!matchesListFilters(row.entry, opts)) continue;
+      if (opts.startAfter && !isAfterCursor(row.header, opts.startAfter, opts.oldestFirst))
+        continue;
+      const seen = rows.get(row.header.id);
+      if (!seen || seen.header.revision < row.header.revision) rows.set(row.header.id, row);
+    }
+  }
+  return { rows: [...rows.values()], healed };
+}
+
+function initialCursor(opts: NormalizedListOptions, want: number): Cursor {
+  // A page without filters needs about `want` entries; filters and heals read further, in
+  // growing steps, so a short page never reads a thousand summaries.
+  const size = Math.min(
+    MAX_CHUNK,
+    Math.max(FIRST_CHUNK, Number.isFinite(want) ? want + 1 : MAX_CHUNK),
+  );
+  const cursor: Cursor = { from: opts.startAfter?.updatedAt, until: undefined, skip: 0, size };
+  if (opts.after === undefined) return cursor;
+  if (opts.oldestFirst) {
+    // Walking up from `after`: start there unless the cursor is already later.
+    if (cursor.from === undefined || cursor.from <= opts.after) cursor.from = opts.after + 1;
+  } else {
+    cursor.until = opts.after;
+  }
+  return cursor;
+}
+
+/** One order-set entry. */
+interface IndexEntry {
+  id: string;
+  score: number;
+}
+
+async function readChunk(
+  ctx: StoreContext,
+  c: Cursor,
+  oldestFirst: boolean,
+): Promise<IndexEntry[]> {
+  const from = c.from === undefined ? (oldestFirst ? '-inf' : '+inf') : String(c.from);
+  const until = c.until === undefined ? (oldestFirst ? '+inf' : '-inf') : `(${c.until}`;
+  const args = oldestFirst ? [from, until, 'BYSCORE'] : [from, until, 'BYSCORE', 'REV'];
+  let reply: unknown;
+  try {
+    reply = await ctx.client.call(
+      'ZRANGE',
+      ctx.keys.order,
+      ...args,
+      'LIMIT',
+      c.skip,
+      c.size,
+      'WITHSCORES',
+    );
+  } catch (e) {
+    throw wrapRedisError(e, 'listing sessions');
+  }
+  return scorePairs(reply).map(([id, score]) => ({ id, score }));
+}
+
+/** Moves the cursor past `chunk`: the next read starts at its last score, skipping the ties seen. */
+function advance(c: Cursor, chunk: readonly IndexEntry[]): void {
+  const last = (chunk[chunk.length - 1] as IndexEntry).score;
+  const ties = chunk.filter((e) => e.score === last).length;
+  c.skip = c.from === last ? c.skip + ties : ties;
+  c.from = last;
+  c.size = Math.min(MAX_CHUNK, c.size * 2);
+}
+
+type ReadRow =
+  | (ListedRow & { entry: ListedRow['header'] & { searchText: string } })
+  | 'missing'
+  | 'corrupt';
+
+/** The summary data of one entry from the session's keys (never its messages). */
+async function readRow(
+  ctx: StoreContext,
+  e: IndexEntry,
+  query: string | undefined,
+): Promise<ReadRow> {
+  const reply = await call<unknown[] | null>(
+    ctx,
+    SCRIPTS.summary,
+    ctx.keys.sessionKeyList(e.id),
+    [query ?? ''],
+    'listing sessions',
+  );
+  if (reply === null) return 'missing';
+  try {
+    const header = decodeHeader(e.id, reply[0]);
+    const messageCount = decodeCount(e.id, reply[1]);
+    // The script matched the query against the search text; core's filter sees a text that
+    // contains the query exactly when the script found it.
+    const searchText = Number(reply[2]) === 1 ? (query ?? '') : '';
+    return { header, messageCount, entry: { ...header, searchText } };
+  } catch {
+    return 'corrupt';
+  }
+}
+
+/** Corrects an entry that disagrees with its session; true when it changed it. */
+async function healEntry(ctx: StoreContext, e: IndexEntry, actual: number): Promise<boolean> {
+  const changed = await call<number>(
+    ctx,
+    SCRIPTS.indexHeal,
+    [ctx.keys.order],
+    [e.id, e.score, actual],
+    'healing the listing index',
+  );
+  if (changed === 1) ctx.stats.indexHeals++;
+  return changed === 1;
+}
+
+/** Drops the entry of a session that does not exist, unless a create is still writing it. */
+async function dropOrphan(ctx: StoreContext, e: IndexEntry): Promise<void> {
+  let since: string | null;
+  try {
+    since = await ctx.client.zscore(ctx.keys.pending, e.id);
+  } catch (err) {
+    throw wrapRedisError(err, 'listing sessions');
+  }
+  if (since !== null && Date.now() - Number(since) < PENDING_GRACE_MS) return;
+  await call(
+    ctx,
+    SCRIPTS.indexDrop,
+    [ctx.keys.order, ctx.keys.pending],
+    [e.id, e.score],
+    'healing the listing index',
+  );
+}

@@ -1,0 +1,151 @@
+// repair(): the index rebuilt from the sessions' own keys, found with SCAN. Every fix is
+// conditional or monotonic, so it is safe while other processes write: an order entry
+// only moves forward (or is corrected from the exact score it was seen with), links of
+// creates still in progress are left alone.
+import type { RepairReport } from '@sessionkit/core';
+import type { StoreContext } from './context.js';
+import { wrapRedisError } from './errors.js';
+import { PENDING_GRACE_MS } from './listing.js';
+import { SCRIPTS } from './lua/index.js';
+import { scanKeys, scorePairs } from './scan.js';
+import { call, readState } from './session-io.js';
+
+/** What the sessions' own keys say the index should hold. */
+interface Truth {
+  order: Map<string, number>;
+  children: Map<string, Set<string>>;
+  /** Ids that exist (readable or not). */
+  present: Set<string>;
+  skippedCorrupt: RepairReport['skippedCorrupt'];
+}
+
+/** Rebuilds the listing order, children sets and pending marks; reports what it did. */
+export async function repairIndex(ctx: StoreContext): Promise<RepairReport> {
+  const truth = await readTruth(ctx);
+  const pending = await pendingSince(ctx);
+  const inProgress = new Set(
+    [...pending].filter(([, since]) => Date.now() - since < PENDING_GRACE_MS).map(([id]) => id),
+  );
+  let fixed = await repairOrder(ctx, truth, inProgress);
+  fixed += await repairChildren(ctx, truth, inProgress);
+  for (const [id, since] of pending) {
+    if (truth.present.has(id) || Date.now() - since >= PENDING_GRACE_MS) {
+      fixed += await call<number>(
+        ctx,
+        SCRIPTS.indexUnpend,
+        [ctx.keys.pending],
+        [id],
+        'repairing the index',
+      );
+    }
+  }
+  return {
+    rebuilt: truth.order.size,
+    skippedCorrupt: truth.skippedCorrupt,
+    indexEntriesFixed: fixed,
+  };
+}
+
+async function readTruth(ctx: StoreContext): Promise<Truth> {
+  const ids = (await scanKeys(ctx, ctx.keys.metaPattern))
+    .map((key) => ctx.keys.idOfMetaKey(key))
+    .filter((id): id is string => id !== undefined);
+  const truth: Truth = {
+    order: new Map(),
+    children: new Map(),
+    present: new Set(),
+    skippedCorrupt: [],
+  };
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const states = await Promise.all(
+      chunk.map((id) => readState(ctx, id).catch((e: unknown) => e)),
+    );
+    chunk.forEach((id, j) => {
+      const state = states[j];
+      if (state === undefined) return; // deleted since the scan
+      truth.present.add(id);
+      if (state instanceof Error) {
+        if ((state as { code?: unknown }).code !== 'corrupt') throw state;
+        truth.skippedCorrupt.push({ id, reason: state.message });
+        return;
+      }
+      const { header } = state as NonNullable<Awaited<ReturnType<typeof readState>>>;
+      truth.order.set(id, header.updatedAt.getTime());
+      if (header.parentId !== undefined) {
+        const set = truth.children.get(header.parentId) ?? new Set();
+        truth.children.set(header.parentId, set.add(id));
+      }
+    });
+  }
+  return truth;
+}
+
+async function pendingSince(ctx: StoreContext): Promise<Map<string, number>> {
+  const reply = await redis(ctx, () =>
+    ctx.client.zrange(ctx.keys.pending, '0', '-1', 'WITHSCORES'),
+  );
+  return new Map(scorePairs(reply));
+}
+
+async function repairOrder(
+  ctx: StoreContext,
+  truth: Truth,
+  inProgress: Set<string>,
+): Promise<number> {
+  const reply = await redis(ctx, () => ctx.client.zrange(ctx.keys.order, '0', '-1', 'WITHSCORES'));
+  const actual = new Map(scorePairs(reply));
+  let fixed = 0;
+  for (const [id, score] of truth.order) {
+    const seen = actual.get(id);
+    if (seen === score) continue;
+    const script = seen === undefined || seen < score ? SCRIPTS.indexSet : SCRIPTS.indexHeal;
+    const args = script === SCRIPTS.indexSet ? [score, id] : [id, seen as number, score];
+    fixed += await call<number>(ctx, script, [ctx.keys.order], args, 'repairing the index');
+  }
+  for (const [id, score] of actual) {
+    if (truth.present.has(id)) continue; // a readable one was handled above; a corrupt one is left as it is
+    if (inProgress.has(id)) continue; // a create still writing its session
+    fixed += await call<number>(
+      ctx,
+      SCRIPTS.indexDrop,
+      [ctx.keys.order, ctx.keys.pending],
+      [id, score],
+      'repairing the index',
+    );
+  }
+  return fixed;
+}
+
+async function repairChildren(
+  ctx: StoreContext,
+  truth: Truth,
+  inProgress: Set<string>,
+): Promise<number> {
+  const base = ctx.keys.children('');
+  const parents = (await scanKeys(ctx, ctx.keys.childrenPattern)).map((key) =>
+    key.slice(base.length),
+  );
+  const all = new Set([...parents, ...truth.children.keys()]);
+  const corrupt = new Set(truth.skippedCorrupt.map((c) => c.id));
+  let fixed = 0;
+  for (const parent of all) {
+    const key = ctx.keys.children(parent);
+    const members = new Set(await redis(ctx, () => ctx.client.smembers(key)));
+    const want = truth.children.get(parent) ?? new Set<string>();
+    // Unreadable sessions and creates in progress keep their links.
+    const stale = [...members].filter((m) => !want.has(m) && !corrupt.has(m) && !inProgress.has(m));
+    const missing = [...want].filter((m) => !members.has(m));
+    if (stale.length > 0) fixed += await redis(ctx, () => ctx.client.srem(key, ...stale));
+    if (missing.length > 0) fixed += await redis(ctx, () => ctx.client.sadd(key, ...missing));
+  }
+  return fixed;
+}
+
+async function redis<T>(_ctx: StoreContext, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    throw wrapRedisError(e, 'repairing the index');
+  }
+}

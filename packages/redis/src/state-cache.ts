@@ -1,0 +1,32 @@
+// The last state this store saw of recently written sessions. Only a starting guess for a
+// commit: the write script checks the revision, so a stale entry costs one more round trip,
+// never a wrong write.
+import type { StoredState } from './session-io.js';
+
+/** Entries kept; the oldest are dropped first. */
+const MAX_ENTRIES = 10_000;
+
+export class StateCache {
+  readonly #entries = new Map<string, StoredState>();
+
+  get(id: string): StoredState | undefined {
+    return this.#entries.get(id);
+  }
+
+  set(id: string, state: StoredState): void {
+    this.#entries.delete(id);
+    this.#entries.set(id, state);
+    if (this.#entries.size > MAX_ENTRIES) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+  }
+
+  delete(id: string): void {
+    this.#entries.delete(id);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}

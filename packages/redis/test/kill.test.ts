@@ -1,0 +1,111 @@
+// A writer process killed at an arbitrary instant (SIGKILL) on a real Redis Cluster, where
+// a session's write and its index write are separate steps. Afterwards every listed
+// summary equals its session, every acknowledged commit is readable, no session is missing
+// from the listing, and repair() leaves an index it then finds exact.
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeySpace, RedisStore } from '../src/index.js';
+import { startCluster, type TestCluster } from './cluster.js';
+import { clusterAvailable } from './cluster-env.js';
+import { dropPrefix, freshPrefix, keysUnder } from './harness.js';
+
+const available = clusterAvailable('the kill test did not run');
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const BUILD_DIR = join('node_modules', '.cache', 'sessionkit-redis-kill-test');
+let cluster: TestCluster | undefined;
+let client: Cluster | undefined;
+
+beforeAll(async () => {
+  if (!available) return;
+  // The writer runs this source, compiled to a private folder (never the package's dist),
+  // in a plain node process.
+  execFileSync(
+    process.execPath,
+    [
+      join('node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      BUILD_DIR,
+    ],
+    { cwd: packageDir },
+  );
+  cluster = await startCluster(3);
+  client = cluster.client();
+}, 120_000);
+
+afterAll(async () => {
+  try {
+    await client?.quit();
+  } finally {
+    await cluster?.stop();
+  }
+});
+
+describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)', () => {
+  for (const delayMs of [400, 900]) {
+    it(`killed after ${delayMs} ms: listing truthful, acknowledged commits kept, repair exact`, async () => {
+      const c = client as Cluster;
+      const prefix = freshPrefix();
+      const ports = (cluster as TestCluster).ports.join(',');
+      const entry = `../../${BUILD_DIR}/index.js`;
+      const child = spawn(process.execPath, ['test/fixtures/writer.mjs', ports, prefix, entry], {
+        cwd: packageDir,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      await new Promise<void>((resolve, reject) => {
+        const check = setInterval(() => {
+          if (out.includes('ready')) {
+            clearInterval(check);
+            resolve();
+          } else if (child.exitCode !== null) {
+            clearInterval(check);
+            reject(new Error(`the writer exited early (${child.exitCode})`));
+          }
+        }, 10);
+      });
+      await new Promise((r) => setTimeout(r, delayMs));
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+
+      const store = new RedisStore({ client: c, prefix });
+      try {
+        const acked = new Map<string, number>();
+        for (const m of out.matchAll(/^ack (\S+) (\d+)$/gm))
+          acked.set(m[1] as string, Number(m[2]));
+        expect(acked.size).toBeGreaterThan(0);
+        const listed = await store.list({ includeArchived: true, limit: 1000 });
+        for (const summary of listed) {
+          const { messages, ...rest } = await store.load(summary.id);
+          expect(summary).toEqual({ ...rest, messageCount: messages.length });
+        }
+        // Every session that exists is listed (creates register their entry first).
+        const k = new KeySpace(prefix);
+        const existing = (await keysUnder(c, prefix))
+          .map((key) => k.idOfMetaKey(key))
+          .filter((id): id is string => id !== undefined)
+          .sort();
+        expect(listed.map((s) => s.id).sort()).toEqual(existing);
+        for (const [id, revision] of acked) {
+          if (!existing.includes(id)) continue; // deleted by the writer later
+          expect((await store.load(id)).revision).toBeGreaterThanOrEqual(revision);
+        }
+        await store.repair();
+        expect((await store.repair()).indexEntriesFixed).toBe(0);
+        const again = await store.list({ includeArchived: true, limit: 1000 });
+        expect(again).toEqual(listed);
+      } finally {
+        await store.close();
+        await dropPrefix(c, prefix);
+      }
+    });
+  }
+});

@@ -1,0 +1,192 @@
+// Benchmark of @sessionkit/s3 beside a raw PutObject of the same bytes, in one run.
+// Not a test: prints figures. Needs a build (`pnpm --filter @sessionkit/s3 build`).
+// Runs against SESSIONKIT_TEST_S3_URL (http://host:port/bucket, credentials from
+// SESSIONKIT_TEST_S3_ACCESS_KEY_ID / _SECRET_ACCESS_KEY) when set, else against an
+// s3rver 3.7.1 it starts itself. s3rver ignores conditional headers, so the store opens
+// it with acceptLostUpdates (one writer here): the requests are the same ones.
+// Usage: pnpm --filter @sessionkit/s3 bench   [BENCH_TURNS=150]
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { openS3Store } from '../dist/index.js';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 150);
+const LONG = 10_000;
+
+/** A turn: a user message and an answer of ordinary length. */
+const turn = (i) => [
+  {
+    role: 'user',
+    content: `question ${i}: how does the retry budget interact with the queue depth?`,
+  },
+  {
+    role: 'assistant',
+    content: `answer ${i}: ${'the queue drains in order and each retry waits its turn; '.repeat(6)}`,
+  },
+];
+const history = (n) => Array.from({ length: n / 2 }, (_, i) => turn(i)).flat();
+
+async function startServer() {
+  const real = process.env.SESSIONKIT_TEST_S3_URL;
+  if (real) {
+    const url = new URL(real);
+    return {
+      endpoint: url.origin,
+      bucket: url.pathname.replace(/^\/+|\/+$/g, ''),
+      acceptLostUpdates: false,
+      credentials: {
+        accessKeyId: process.env.SESSIONKIT_TEST_S3_ACCESS_KEY_ID,
+        secretAccessKey: process.env.SESSIONKIT_TEST_S3_SECRET_ACCESS_KEY,
+      },
+      stop: async () => {},
+    };
+  }
+  const directory = mkdtempSync(join(tmpdir(), 'sk-s3-bench-'));
+  const child = fork(
+    fileURLToPath(new URL('../test/support/s3rver-child.cjs', import.meta.url)),
+    [directory, '0'],
+    {
+      execArgv: ['--openssl-legacy-provider', '--no-warnings'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', (m) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
+    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
+  });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket: 'sessionkit-bench',
+    acceptLostUpdates: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    create: true,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+const server = await startServer();
+const client = new S3Client({
+  endpoint: server.endpoint,
+  region: process.env.SESSIONKIT_TEST_S3_REGION ?? 'us-east-1',
+  forcePathStyle: true,
+  credentials: server.credentials,
+  requestChecksumCalculation: 'WHEN_REQUIRED',
+  responseChecksumValidation: 'WHEN_REQUIRED',
+});
+const prefix = `sk-bench-${process.pid}-${Date.now().toString(36)}/`;
+const requests = (stats) => stats.get + stats.put + stats.list + stats.delete;
+
+try {
+  if (server.create) await client.send(new CreateBucketCommand({ Bucket: server.bucket }));
+  const store = await openS3Store({
+    client,
+    bucket: server.bucket,
+    prefix,
+    acceptLostUpdates: server.acceptLostUpdates,
+  });
+
+  /** Commits `TURNS` turns onto a session holding `n` messages: ops/s and requests per turn. */
+  async function commitBench(n) {
+    const id = `bench-${n}`;
+    await store.create({ id, messages: history(n) });
+    const before = requests(store.stats);
+    const start = performance.now();
+    for (let i = 0; i < TURNS; i++) await store.commit(id, { append: turn(n + i) });
+    const ms = performance.now() - start;
+    return {
+      opsPerSec: (TURNS * 1000) / ms,
+      requestsPerTurn: (requests(store.stats) - before) / TURNS,
+    };
+  }
+
+  /** The bytes of the newest version object of `id` (what one commit wrote). */
+  async function versionBytes(id) {
+    const get = async (key) => {
+      const out = await client.send(
+        new GetObjectCommand({ Bucket: server.bucket, Key: prefix + key }),
+      );
+      return out.Body.transformToString();
+    };
+    const head = JSON.parse(await get(`s/${id}/head`));
+    return get(`s/${id}/g/${head.gen}/v/${String(head.n).padStart(12, '0')}`);
+  }
+
+  /** The same bytes as a turn's version object, as one raw PutObject each. */
+  async function rawPutBench(body) {
+    const start = performance.now();
+    for (let i = 0; i < TURNS; i++) {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: server.bucket,
+          Key: `${prefix}raw/${i}`,
+          Body: Buffer.from(body),
+        }),
+      );
+    }
+    return (TURNS * 1000) / (performance.now() - start);
+  }
+
+  // Interleaved, so that drift of a shared machine hits both alike.
+  const small = await commitBench(10);
+  const body = await versionBytes('bench-10');
+  const raw = await rawPutBench(body);
+  const large = await commitBench(LONG);
+  const raw2 = await rawPutBench(body);
+  const rawPut = (raw + raw2) / 2;
+
+  const loadBefore = requests(store.stats);
+  const loadStart = performance.now();
+  const loads = 5;
+  for (let i = 0; i < loads; i++) await store.load(`bench-${LONG}`);
+  const loadMs = (performance.now() - loadStart) / loads;
+  const loadRequests = (requests(store.stats) - loadBefore) / loads;
+  const windowStart = performance.now();
+  for (let i = 0; i < 20; i++) await store.loadMessages(`bench-${LONG}`, { last: 20 });
+  const windowMs = (performance.now() - windowStart) / 20;
+  const listStart = performance.now();
+  for (let i = 0; i < 20; i++) await store.list();
+  const listMs = (performance.now() - listStart) / 20;
+
+  const f = (x) => x.toFixed(1).padStart(8);
+  console.log(
+    `@sessionkit/s3 bench against ${process.env.SESSIONKIT_TEST_S3_URL ? 'SESSIONKIT_TEST_S3_URL' : 's3rver 3.7.1'} (${TURNS} turns each)`,
+  );
+  console.log(
+    `  commit, history 10       ${f(small.opsPerSec)} turns/s   ${small.requestsPerTurn.toFixed(2)} requests/turn`,
+  );
+  console.log(
+    `  commit, history ${LONG}   ${f(large.opsPerSec)} turns/s   ${large.requestsPerTurn.toFixed(2)} requests/turn`,
+  );
+  console.log(
+    `  raw PutObject, same bytes${f(rawPut)} puts/s   (${Buffer.byteLength(body)} bytes)`,
+  );
+  console.log(
+    `  commit(${LONG}) / commit(10)  ${(large.opsPerSec / small.opsPerSec).toFixed(2)}   (target ≥ 0.8)`,
+  );
+  console.log(
+    `  commit(10) / raw PUT          ${(small.opsPerSec / rawPut).toFixed(2)}   (target ≥ 0.5)`,
+  );
+  console.log(`  commit(${LONG}) / raw PUT      ${(large.opsPerSec / rawPut).toFixed(2)}`);
+  console.log(
+    `  load of ${LONG + 2 * TURNS} messages    ${f(loadMs)} ms   ${loadRequests.toFixed(1)} requests`,
+  );
+  console.log(`  last 20 of them          ${f(windowMs)} ms`);
+  console.log(`  list (2 sessions)        ${f(listMs)} ms`);
+  await store.close();
+} finally {
+  client.destroy();
+  await server.stop();
+}

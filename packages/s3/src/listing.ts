@@ -1,0 +1,70 @@
+// list(): summaries from the index shards alone; a query reads the search-text objects
+// of candidates in listing order, only until the page is full. Never message bodies.
+import type { SessionSummary } from '@sessionkit/core';
+import {
+  compareIds,
+  compareListOrder,
+  isAfterCursor,
+  matchesListFilters,
+  type NormalizedListOptions,
+  searchTextMatches,
+  titleMatchesQuery,
+} from '@sessionkit/core/adapter';
+import type { StoreContext } from './context.js';
+import { readSearchText } from './history.js';
+import type { IndexEntry } from './records.js';
+
+/** The index after healing the entries of sessions with write markers. */
+export async function indexView(ctx: StoreContext): Promise<Map<string, IndexEntry>> {
+  // Both at once: without markers (the usual case) the index as read is the answer.
+  const [healed, entries] = await Promise.all([ctx.index.heal(), ctx.index.readAll()]);
+  return healed ? ctx.index.readAll() : entries;
+}
+
+/** The ids whose parent is `id`, ascending in byte order. */
+export function childrenIn(entries: Map<string, IndexEntry>, id: string): string[] {
+  const out: string[] = [];
+  for (const [childId, e] of entries) if (e.header.parentId === id) out.push(childId);
+  return out.sort(compareIds);
+}
+
+/** A caller-owned summary of an entry. */
+export function summaryOf(entries: Map<string, IndexEntry>, e: IndexEntry): SessionSummary {
+  return {
+    ...structuredClone(e.header),
+    messageCount: e.messageCount,
+    children: childrenIn(entries, e.header.id),
+  };
+}
+
+/** Filters, orders and pages the index as `Store.list` must. */
+export async function listSessions(
+  ctx: StoreContext,
+  opts: NormalizedListOptions,
+): Promise<SessionSummary[]> {
+  const entries = await indexView(ctx);
+  const candidates: IndexEntry[] = [];
+  // Every filter but the query, which may need the search text.
+  const { query, ...withoutQuery } = opts;
+  for (const e of entries.values()) {
+    const listable = { ...e.header, searchText: '' };
+    if (!matchesListFilters(listable, withoutQuery)) continue;
+    if (opts.startAfter && !isAfterCursor(e.header, opts.startAfter, opts.oldestFirst)) continue;
+    candidates.push(e);
+  }
+  candidates.sort((a, b) => compareListOrder(a.header, b.header, opts.oldestFirst));
+  const wanted = opts.offset + opts.limit;
+  const hits: IndexEntry[] = [];
+  if (query === undefined) hits.push(...candidates.slice(0, wanted));
+  else {
+    for (const e of candidates) {
+      if (hits.length >= wanted) break;
+      if (titleMatchesQuery(e.header.title, query)) hits.push(e);
+      else {
+        const text = await readSearchText(ctx.io, e.header.id, e.gen, e.chain);
+        if (searchTextMatches(text, query)) hits.push(e);
+      }
+    }
+  }
+  return hits.slice(opts.offset, wanted).map((e) => summaryOf(entries, e));
+}

@@ -1,0 +1,186 @@
+// The listing index: a fixed number of shard objects, each a map of session id → entry,
+// replaced by compare-and-swap (`If-Match`). Plus the write-intent markers that keep
+// listing truthful when a writer dies between a version and its index update.
+import { randomBytes } from 'node:crypto';
+import { isSessionKitError } from '@sessionkit/core';
+import { errors } from './errors.js';
+import { idOfKey, PENDING_PREFIX, pendingKey, shardKey, shardOf } from './keys.js';
+import type { ObjectIO } from './objects.js';
+import {
+  entryFromJson,
+  entryOf,
+  entryToJson,
+  FORMAT,
+  type IndexEntry,
+  parseJson,
+} from './records.js';
+import { backoff, MAX_ATTEMPTS, readCurrent } from './session-log.js';
+
+/** A marker older than this belongs to a writer that died: healing removes it. */
+export const STALE_MARKER_MS = 30_000;
+
+/** One shard as read: raw entries (checked on use) and its ETag. */
+interface Shard {
+  entries: Map<string, unknown>;
+  etag: string | undefined;
+}
+
+/** Whether `next` may replace `stored`: a newer generation, or a later version of the same. */
+function isNewer(stored: IndexEntry | undefined, next: IndexEntry): boolean {
+  if (stored === undefined) return true;
+  if (next.gen !== stored.gen) return next.gen > stored.gen;
+  return next.n > stored.n;
+}
+
+export class SessionIndex {
+  /**
+   * Each shard as this store last read or wrote it: a change is first tried against it
+   * (`If-Match` on its ETag), which saves a GET whenever no other writer came between.
+   */
+  readonly #known = new Map<number, Shard>();
+
+  constructor(
+    private readonly io: ObjectIO,
+    readonly shards: number,
+  ) {}
+
+  /** One shard's entries. A damaged shard reads as empty (repair rebuilds it). */
+  async readShard(shard: number): Promise<Shard> {
+    const got = await this.io.get(shardKey(shard), 'reading the index');
+    let read: Shard;
+    if (got === undefined) read = { entries: new Map(), etag: undefined };
+    else {
+      try {
+        const raw = parseJson(got.text, 'index shard').entries;
+        if (typeof raw !== 'object' || raw === null) throw new Error('no entries');
+        read = { entries: new Map(Object.entries(raw)), etag: got.etag };
+      } catch {
+        read = { entries: new Map(), etag: got.etag };
+      }
+    }
+    this.#known.set(shard, read);
+    return { entries: new Map(read.entries), etag: read.etag };
+  }
+
+  /** Every readable entry of every shard (read in parallel). */
+  async readAll(): Promise<Map<string, IndexEntry>> {
+    const shards = await Promise.all(
+      Array.from({ length: this.shards }, (_, k) => this.readShard(k)),
+    );
+    const all = new Map<string, IndexEntry>();
+    for (const shard of shards) {
+      for (const [id, raw] of shard.entries) {
+        const entry = entryFromJson(raw, id);
+        if (entry !== undefined) all.set(id, entry);
+      }
+    }
+    return all;
+  }
+
+  /**
+   * Changes one shard by compare-and-swap: `change` edits the map and says whether it
+   * changed anything; retried on lost races. Returns whether a change was written.
+   */
+  async updateShard(
+    shard: number,
+    change: (entries: Map<string, unknown>) => boolean,
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const known = attempt === 0 ? this.#known.get(shard) : undefined;
+      const { entries, etag } = known
+        ? { entries: new Map(known.entries), etag: known.etag }
+        : await this.readShard(shard);
+      if (!change(entries)) {
+        if (known === undefined) return false;
+        continue; // judged on a copy that may be old: judge again on a fresh read
+      }
+      const text = JSON.stringify({ format: FORMAT, entries: Object.fromEntries(entries) });
+      const out = await this.io.put(
+        shardKey(shard),
+        text,
+        etag === undefined ? { ifAbsent: true } : { ifMatch: etag },
+        'updating the index',
+      );
+      if (out.written) {
+        this.#known.set(shard, { entries, etag: out.etag });
+        return true;
+      }
+      this.#known.delete(shard);
+      if (attempt > 0 || out.why === 'busy') await backoff(attempt);
+    }
+    throw errors.unavailable('updating the index: too many concurrent writers on one shard');
+  }
+
+  /** Stores `entry` unless the index already holds the same or a newer version. */
+  async put(id: string, entry: IndexEntry): Promise<void> {
+    await this.updateShard(shardOf(id, this.shards), (entries) => {
+      if (!isNewer(entryFromJson(entries.get(id), id), entry)) return false;
+      entries.set(id, entryToJson(entry));
+      return true;
+    });
+  }
+
+  /** Removes the entry of `id` when it is of generation `gen`. */
+  async remove(id: string, gen: string): Promise<void> {
+    await this.updateShard(shardOf(id, this.shards), (entries) => {
+      const raw = entries.get(id) as { gen?: unknown } | undefined;
+      if (
+        raw === undefined ||
+        (typeof raw === 'object' && raw !== null && raw.gen !== gen && typeof raw.gen === 'string')
+      ) {
+        return false;
+      }
+      entries.delete(id);
+      return true;
+    });
+  }
+
+  /** Announces a write on `id`; returns the marker's token for `unmark`. */
+  async mark(id: string): Promise<string> {
+    const token = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+    await this.io.putPlain(pendingKey(id, token), '', `marking a write on "${id}"`);
+    return token;
+  }
+
+  /** Withdraws a marker once the index entry is written. */
+  async unmark(id: string, token: string): Promise<void> {
+    await this.io.delete(pendingKey(id, token), `unmarking a write on "${id}"`);
+  }
+
+  /**
+   * Brings the entries of every session with a write marker up to date with the session's
+   * newest version (one LIST when there are none), and removes markers of dead writers.
+   * Reads only heads and, when a head lags, the versions past it.
+   */
+  async heal(): Promise<boolean> {
+    const markers = await this.io.list(PENDING_PREFIX, 'reading write markers');
+    if (markers.length === 0) return false;
+    const byId = new Map<string, typeof markers>();
+    for (const m of markers) {
+      const id = idOfKey(m.key, PENDING_PREFIX);
+      if (id !== undefined) byId.set(id, [...(byId.get(id) ?? []), m]);
+    }
+    await Promise.all(
+      [...byId].map(async ([id, found]) => {
+        await this.healOne(id);
+        const stale = found.filter(
+          (m) => Date.now() - (m.lastModified?.getTime() ?? 0) > STALE_MARKER_MS,
+        );
+        for (const m of stale) await this.io.delete(m.key, 'removing a stale write marker');
+      }),
+    );
+    return true;
+  }
+
+  /** The entry of one session made to match its newest version. */
+  async healOne(id: string): Promise<void> {
+    // A session that cannot be read keeps its entry until repair() judges it.
+    const current = await readCurrent(this.io, id).catch((e: unknown) => {
+      if (isSessionKitError(e, 'corrupt')) return undefined;
+      throw e;
+    });
+    if (current === undefined) return;
+    if (current.tombstone) await this.remove(id, current.gen);
+    else await this.put(id, entryOf(current.gen, current.n, current.state));
+  }
+}

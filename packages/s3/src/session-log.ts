@@ -1,0 +1,185 @@
+// A session's versions: finding the newest one (the head is a hint, probed past), and
+// writing the next one with `If-None-Match: *` so that exactly one writer gets each
+// version number. Every change to a session goes through `writeNext`.
+import { randomBytes } from 'node:crypto';
+import { errors } from './errors.js';
+import { headKey, textKey, versionKey } from './keys.js';
+import type { ObjectIO } from './objects.js';
+import {
+  type HeadRecord,
+  headFromText,
+  headToText,
+  type State,
+  type VersionRecord,
+  versionFromText,
+  versionToText,
+} from './records.js';
+
+/** A session's newest version as read now. */
+export interface Current {
+  id: string;
+  gen: string;
+  n: number;
+  state: State;
+  tombstone: boolean;
+  /** The head object's ETag as read (what a generation switch compares against). */
+  headEtag: string;
+  /** The version the head named (lower than `n` when the head lagged). */
+  headN: number;
+}
+
+/** A new generation name: time-ordered and random. */
+export function newGeneration(): string {
+  return `${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * The session as its head names it, without looking past it: what a writer starts from
+ * (its `If-None-Match: *` on the next version fails if the head lagged, and it then reads
+ * forward). `undefined` when the session never existed; throws `corrupt`, `unavailable`.
+ */
+export async function readHead(io: ObjectIO, id: string): Promise<Current | undefined> {
+  const got = await io.get(headKey(id), `reading session "${id}"`);
+  if (got === undefined) return undefined;
+  let head: HeadRecord;
+  try {
+    head = headFromText(got.text, id);
+  } catch (e) {
+    throw errors.corrupt(id, (e as Error).message);
+  }
+  const { gen, n, state, tombstone } = head;
+  return { id, gen, n, state, tombstone, headEtag: got.etag, headN: n };
+}
+
+/**
+ * Reads past `from` (a head as read): a GET of each following version until one is
+ * missing (a writer may have died before moving the head), moving a lagging head forward
+ * unless `heal` is false (a writer that lost a race: the winner moves the head).
+ * Throws `corrupt` when a version cannot be read, `unavailable`.
+ */
+export async function probePast(io: ObjectIO, from: Current, heal = true): Promise<Current> {
+  let { n, state, tombstone } = from;
+  const { id, gen } = from;
+  for (;;) {
+    const next = await io.getBody(versionKey(id, gen, n + 1), `reading session "${id}"`);
+    if (next === undefined) break;
+    const v = versionFromText(next.text, id, n + 1);
+    n = v.n;
+    state = v.state;
+    tombstone = v.tombstone;
+  }
+  if (n === from.n) return from;
+  const current = { ...from, n, state, tombstone };
+  if (heal) await advanceHead(io, current);
+  return current;
+}
+
+/**
+ * The session's newest version: the head, then past it (`probePast`). `undefined` when the
+ * session never existed; throws `corrupt`, `unavailable`.
+ */
+export async function readCurrent(io: ObjectIO, id: string): Promise<Current | undefined> {
+  const head = await readHead(io, id);
+  return head === undefined ? undefined : probePast(io, head);
+}
+
+/** `readCurrent` of a live session: `not_found` when it is missing or deleted. */
+export async function readLive(io: ObjectIO, id: string): Promise<Current> {
+  const current = await readCurrent(io, id);
+  if (current === undefined || current.tombstone) throw errors.notFound(id);
+  return current;
+}
+
+/**
+ * Moves the head to `to` (a version of its generation) by compare-and-swap, unless it is
+ * already there or further, or the session moved to another generation. A write resolves
+ * only once the head names it, so the head is never behind an acknowledged write (only
+ * behind the version of a writer that died, which readers probe past).
+ */
+export async function advanceHead(
+  io: ObjectIO,
+  to: Pick<Current, 'id' | 'gen' | 'n' | 'state' | 'tombstone' | 'headEtag'>,
+): Promise<'moved' | 'dead'> {
+  const doing = `moving the head of "${to.id}"`;
+  let etag = to.headEtag;
+  const text = headToText({ gen: to.gen, n: to.n, state: to.state, tombstone: to.tombstone });
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const out = await io.put(headKey(to.id), text, { ifMatch: etag }, doing);
+    if (out.written) return 'moved';
+    const now = await io.get(headKey(to.id), doing);
+    if (now === undefined) return 'dead';
+    let head: HeadRecord;
+    try {
+      head = headFromText(now.text, to.id);
+    } catch {
+      return 'moved'; // a damaged head is repair()'s to rebuild
+    }
+    // Deleted (or re-created) meanwhile: a version written now landed in a dead
+    // generation (its slot was freed when the deleted session's objects were removed).
+    if (head.gen !== to.gen || (head.tombstone && !to.tombstone)) return 'dead';
+    if (head.n >= to.n) return 'moved';
+    etag = now.etag;
+    if (out.why === 'busy') await backoff(attempt);
+  }
+  throw errors.unavailable(`${doing}: too many concurrent writers`);
+}
+
+/** What the next version writes. */
+export interface NextVersion {
+  state: State;
+  tombstone?: boolean | undefined;
+  messages?: unknown[] | undefined;
+  append?: unknown[] | undefined;
+  /** The search text of `messages` or `append`. */
+  text?: string | undefined;
+}
+
+/**
+ * Writes version `current.n + 1` with `If-None-Match: *`, then its search text, the head
+ * and `alongside` (the index update) at once. `lost` when another writer took that
+ * version first (re-read and decide again); `dead` when the session was deleted meanwhile
+ * (the version is removed again).
+ */
+export async function writeNext(
+  io: ObjectIO,
+  current: Current,
+  next: NextVersion,
+  alongside: () => Promise<void> = async () => {},
+): Promise<'written' | 'lost' | 'dead'> {
+  const n = current.n + 1;
+  const record: VersionRecord = {
+    n,
+    state: next.state,
+    tombstone: next.tombstone === true,
+    messages: next.messages,
+    append: next.append,
+  };
+  const doing = `writing session "${current.id}"`;
+  const version = versionKey(current.id, current.gen, n);
+  const out = await io.put(version, versionToText(record), { ifAbsent: true }, doing);
+  if (!out.written) return 'lost';
+  const text = next.text;
+  const textKeyOfN = textKey(current.id, current.gen, n);
+  const [, head] = await Promise.all([
+    text === undefined
+      ? undefined
+      : io.putPlain(textKeyOfN, JSON.stringify({ format: 1, text }), doing),
+    advanceHead(io, { ...current, n, state: next.state, tombstone: record.tombstone }),
+    alongside(),
+  ]);
+  if (head === 'moved') return 'written';
+  // The session was deleted while this version was on its way: take it back.
+  await io.deleteMany([version, textKeyOfN], doing);
+  return 'dead';
+}
+
+/** A short randomized pause before retrying a write that lost a race. */
+export function backoff(attempt: number): Promise<void> {
+  // Full jitter on a scale of S3 round trips: racing writers spread out instead of
+  // colliding again on the next version.
+  const ms = Math.random() * Math.min(640, 20 * 2 ** Math.min(attempt, 5));
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** How often a write that keeps losing races is retried before `unavailable`. */
+export const MAX_ATTEMPTS = 200;

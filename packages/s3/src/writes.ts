@@ -1,0 +1,153 @@
+// The two ways a session is written: a new generation (create, branch, clone) and the
+// next version of a live one (every other write). Both announce themselves with a write
+// marker, retry lost races, and update the index before they resolve.
+import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
+import type { StoreContext } from './context.js';
+import { errors } from './errors.js';
+import { baseChain, foldIfLong } from './history.js';
+import { generationPrefix, headKey, textKey, versionKey } from './keys.js';
+import { entryOf, headToText, type State, versionToText } from './records.js';
+import {
+  backoff,
+  type Current,
+  MAX_ATTEMPTS,
+  type NextVersion,
+  newGeneration,
+  probePast,
+  readCurrent,
+  readHead,
+  writeNext,
+} from './session-log.js';
+
+/** Runs `work` between a write marker and its removal (left behind only if the server fails). */
+export async function marked<T>(ctx: StoreContext, id: string, work: () => Promise<T>): Promise<T> {
+  const token = await ctx.index.mark(id);
+  try {
+    return await work();
+  } finally {
+    await ctx.index.unmark(id, token).catch(() => {});
+  }
+}
+
+/** What a change decided: the next version to write (none: nothing to write) and the result. */
+export interface Decision<T> {
+  next?: NextVersion | undefined;
+  result: (written: Current) => T;
+}
+
+/**
+ * Writes the next version of the live session `id`: reads its newest version, lets
+ * `decide` check preconditions and compute the version (throwing `conflict`, … to write
+ * nothing), and writes it with `If-None-Match: *`. A lost race re-reads and decides
+ * again, so unconditional changes are never lost and conditional ones are judged against
+ * the version they replace. Then the index entry, and a fold when the chain is long.
+ * Throws `not_found`, whatever `decide` throws, `unavailable`.
+ */
+export async function changeSession<T>(
+  ctx: StoreContext,
+  id: string,
+  decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
+): Promise<T> {
+  // The marker goes up while the head is read; it must exist before the version does.
+  const marking = ctx.index.mark(id);
+  marking.catch(() => {});
+  try {
+    // The first attempt starts from the head alone: if it lagged, the version write
+    // fails and later attempts read past it.
+    let read: Promise<Current | undefined> = readHead(ctx.io, id);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await read;
+      if (current === undefined || current.tombstone) throw errors.notFound(id);
+      const decision = await decide(current);
+      if (decision.next === undefined) return decision.result(current);
+      await marking;
+      const next = decision.next;
+      const tombstone = next.tombstone === true;
+      const index = () =>
+        tombstone
+          ? ctx.index.remove(id, current.gen)
+          : ctx.index.put(id, entryOf(current.gen, current.n + 1, next.state));
+      const outcome = await writeNext(ctx.io, current, next, index);
+      if (outcome === 'dead') {
+        await ctx.index.remove(id, current.gen);
+        throw errors.notFound(id);
+      }
+      if (outcome === 'written') {
+        const written: Current = { ...current, n: current.n + 1, state: next.state, tombstone };
+        if (!tombstone) await foldIfLong(ctx.io, written);
+        return decision.result(written);
+      }
+      // Lost: another writer took version n + 1. Read on from there (not from the
+      // head, which the winner may not have moved yet).
+      await backoff(attempt);
+      read = probePast(ctx.io, current, false);
+    }
+    throw errors.unavailable(`writing session "${id}": too many concurrent writers`);
+  } finally {
+    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+  }
+}
+
+/**
+ * Stores a new session (a new generation at version 1 holding every message), unless a
+ * live session has the id (`exists`). Of two creators exactly one wins: the head is
+ * created with `If-None-Match: *`, or replaced with `If-Match` over a deleted session.
+ */
+export async function createSession(
+  ctx: StoreContext,
+  header: SessionHeader,
+  messages: unknown[],
+  lineage: HistoryLineage,
+  text: string,
+): Promise<State> {
+  const id = header.id;
+  const state: State = {
+    header,
+    messageCount: messages.length,
+    lineage,
+    chain: baseChain(1, messages.length),
+  };
+  const doing = `creating session "${id}"`;
+  const marking = ctx.index.mark(id);
+  marking.catch(() => {});
+  try {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await readCurrent(ctx.io, id);
+      if (current !== undefined && !current.tombstone) throw errors.exists(id);
+      await marking;
+      const gen = newGeneration();
+      const version = versionToText({ n: 1, state, tombstone: false, messages });
+      await Promise.all([
+        ctx.io.putPlain(versionKey(id, gen, 1), version, doing),
+        ctx.io.putPlain(textKey(id, gen, 1), JSON.stringify({ format: 1, text }), doing),
+      ]);
+      const head = headToText({ gen, n: 1, state, tombstone: false });
+      const out = await ctx.io.put(
+        headKey(id),
+        head,
+        current === undefined ? { ifAbsent: true } : { ifMatch: current.headEtag },
+        doing,
+      );
+      if (out.written) {
+        await ctx.index.put(id, entryOf(gen, 1, state));
+        return state;
+      }
+      // Another writer changed the head first: drop this generation and look again.
+      await removeGeneration(ctx, id, gen);
+      await backoff(attempt);
+    }
+    throw errors.unavailable(`${doing}: too many concurrent writers`);
+  } finally {
+    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+  }
+}
+
+/** Deletes every object of one generation of a session. */
+export async function removeGeneration(ctx: StoreContext, id: string, gen: string): Promise<void> {
+  const doing = `removing the data of "${id}"`;
+  const keys = await ctx.io.list(generationPrefix(id, gen), doing);
+  await ctx.io.deleteMany(
+    keys.map((k) => k.key),
+    doing,
+  );
+}
