@@ -97,6 +97,7 @@ function environment() {
 }
 
 const results = [];
+const failures = [];
 let scale;
 for (const backend of BACKENDS) {
   if (only && !only.includes(backend.name)) continue;
@@ -108,6 +109,14 @@ for (const backend of BACKENDS) {
   console.log(`${backend.name}:`);
   try {
     results.push(await measure(backend));
+  } catch (e) {
+    // One backend failing leaves the others' figures; the page says what failed.
+    console.error(`${backend.name}: failed: ${e.message}`);
+    failures.push(`${backend.name}: ${e.message}`);
+    await backend.end?.();
+    continue;
+  }
+  try {
     if (backend.scale && !values['no-scale']) {
       scale = await backend.scale({ sizes: settings.scaleSizes, turns: settings.scaleTurns });
     }
@@ -121,6 +130,10 @@ writeFileSync(join(out, 'benchmarks', 'raw-ratio.svg'), await rawRatioChart(resu
 const options = `${settings.turns} timed turns per figure, load of ${settings.loadHistory} messages, list of ${settings.listSessions} sessions${quick ? ' (--quick)' : ''}`;
 writeFileSync(
   join(out, 'benchmarks.md'),
-  benchmarksPage({ results, scale, environment: environment(), options }),
+  benchmarksPage({ results, scale, failures, environment: environment(), options }),
 );
 console.log(`wrote ${join(out, 'benchmarks.md')} and its charts`);
+if (failures.length > 0) {
+  console.error(`failed: ${failures.join('; ')}`);
+  process.exitCode = 1;
+}
