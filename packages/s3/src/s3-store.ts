@@ -93,7 +93,10 @@ export class S3Store<M = Message> implements FullStore<M> {
   readonly #ownedClient: S3Client | undefined;
   #closed = false;
 
-  /** Use `openS3Store`. */
+  /**
+   * Use `openS3Store`, which checks the server and the options first.
+   * @internal
+   */
   constructor(parts: S3StoreParts) {
     this.#ctx = { io: parts.io, index: parts.index };
     this.#ownedClient = parts.ownedClient;
