@@ -93,12 +93,22 @@ describe.runIf(available)('postgres › migration 5', () => {
       ]);
       expect((await store.list({ query: 'answer 1 about' })).map((x) => x.id)).toEqual(['old']);
       expect(await store.list({ query: 'walrusanswer' })).toEqual([]);
-      // A new turn's search row is pending (no trigram index) and found at once.
+      // A new turn's search row goes pending (no trigram index) and is found at once. The
+      // store's own pass may already have moved it (it runs ~100 ms after the write, and a
+      // loaded machine can take that long between two statements), so the row is counted
+      // in either table, then moved by an explicit pass if it was still pending.
       await store.commit('old', { append: turn(2) });
-      expect(await count(`SELECT count(*) AS n FROM ${s}.search_pending`)).toBe(1);
+      const inEither = `SELECT (SELECT count(*) FROM ${s}.search_pending WHERE session_id = 'old')
+        + (SELECT count(*) FROM ONLY ${s}.search_rows WHERE session_id = 'old' AND seq = 4) AS n`;
+      expect(await count(inEither)).toBe(1);
       expect((await store.list({ query: 'question 2 about' })).map((x) => x.id)).toEqual(['old']);
-      expect(await store.indexPendingSearch()).toBe(1);
+      expect([0, 1]).toContain(await store.indexPendingSearch());
       expect(await count(`SELECT count(*) AS n FROM ${s}.search_pending`)).toBe(0);
+      expect(
+        await count(
+          `SELECT count(*) AS n FROM ONLY ${s}.search_rows WHERE session_id = 'old' AND seq = 4`,
+        ),
+      ).toBe(1);
       expect((await store.list({ query: 'question 2 about' })).map((x) => x.id)).toEqual(['old']);
       expect(await store.repair()).toMatchObject({ rebuilt: 250, indexEntriesFixed: 0 });
       await store.close();
