@@ -139,7 +139,11 @@ describe('conditional-write proxy (S3 rules)', () => {
       }),
     );
     first.write('ab');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Until the proxy has taken the first write (a fixed wait is not enough on a loaded
+    // machine), bounded by the test's timeout.
+    while (proxy.writesInFlight(`/${BUCKET}/${k}`) === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     const second = await outcome(put(k, 'other', { IfNoneMatch: '*' }));
     expect(second).toEqual({ status: 409, code: 'ConditionalRequestConflict' });
     first.end('cd');

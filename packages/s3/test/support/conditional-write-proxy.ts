@@ -17,6 +17,8 @@ export interface ConditionalWriteProxy {
   readonly port: number;
   /** How the proxy answered conditional writes, for tests. */
   readonly counts: { preconditionFailed: number; conflicts: number; forwarded: number };
+  /** Writes in flight or queued on the key `/<bucket>/<key>`, for tests that race one. */
+  writesInFlight(path: string): number;
   stop(): Promise<void>;
 }
 
@@ -243,6 +245,7 @@ export async function startConditionalWriteProxy(
   return {
     port: (server.address() as AddressInfo).port,
     counts,
+    writesInFlight: (path) => writers.get(path) ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
