@@ -1,21 +1,14 @@
 // The PostgreSQL store beside one raw statement per turn that checks the revision and
 // inserts the two message rows (what a hand-written table would do), on the same server.
-import { readFileSync } from 'node:fs';
 import { PostgresStore } from '@sessionkit/postgres';
 import pg from 'pg';
+import { testSetting } from '../env.mjs';
 import { scaleRun } from './postgres-scale.mjs';
-
-/** $SESSIONKIT_TEST_POSTGRES_URL, else the repository's .env.example. */
-export function postgresUrl() {
-  if (process.env.SESSIONKIT_TEST_POSTGRES_URL) return process.env.SESSIONKIT_TEST_POSTGRES_URL;
-  const text = readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8');
-  return /^SESSIONKIT_TEST_POSTGRES_URL=(.*)$/m.exec(text)?.[1];
-}
 
 let pool;
 function sharedPool() {
   if (!pool) {
-    pool = new pg.Pool({ connectionString: postgresUrl(), max: 4 });
+    pool = new pg.Pool({ connectionString: testSetting('SESSIONKIT_TEST_POSTGRES_URL'), max: 4 });
     pool.on('error', () => {});
   }
   return pool;

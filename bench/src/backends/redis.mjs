@@ -1,19 +1,16 @@
 // The Redis store (standalone) beside a raw Lua turn of the same shape: check the
 // revision, append the two messages, bump the revision, in one script on one key slot.
-import { readFileSync } from 'node:fs';
 import { RedisStore } from '@sessionkit/redis';
 import { Redis } from 'ioredis';
-
-function redisUrl() {
-  if (process.env.SESSIONKIT_TEST_REDIS_URL) return process.env.SESSIONKIT_TEST_REDIS_URL;
-  const text = readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8');
-  return /^SESSIONKIT_TEST_REDIS_URL=(.*)$/m.exec(text)?.[1];
-}
+import { testSetting } from '../env.mjs';
 
 let client;
 function sharedClient() {
   if (!client) {
-    client = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+    client = new Redis(testSetting('SESSIONKIT_TEST_REDIS_URL'), {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+    });
     client.on('error', () => {});
   }
   return client;

@@ -16,18 +16,11 @@ const here = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sessionkit-examples-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** The test server from $SESSIONKIT_TEST_POSTGRES_URL or the repository's .env.example. */
-function postgresUrl(): string {
-  if (process.env.SESSIONKIT_TEST_POSTGRES_URL) return process.env.SESSIONKIT_TEST_POSTGRES_URL;
+/** `$name`, else its line in the repository's .env.example (where the tests' services are). */
+function testSetting(name: string): string {
+  if (process.env[name]) return process.env[name];
   const text = readFileSync(join(here, '..', '..', '.env.example'), 'utf8');
-  return /^SESSIONKIT_TEST_POSTGRES_URL=(.*)$/m.exec(text)?.[1] ?? '';
-}
-
-/** The test Redis from $SESSIONKIT_TEST_REDIS_URL or the repository's .env.example. */
-function redisUrl(): string {
-  if (process.env.SESSIONKIT_TEST_REDIS_URL) return process.env.SESSIONKIT_TEST_REDIS_URL;
-  const text = readFileSync(join(here, '..', '..', '.env.example'), 'utf8');
-  return /^SESSIONKIT_TEST_REDIS_URL=(.*)$/m.exec(text)?.[1] ?? '';
+  return new RegExp(`^${name}=(.*)$`, 'm').exec(text)?.[1] ?? '';
 }
 
 /**
@@ -68,10 +61,10 @@ describe('examples', () => {
 
   it('redis: two stores share one server, search finds the turn, TTL is set, delete is seen', async () => {
     const prefix = `sk-example-${process.pid}-${Date.now()}:`;
-    const client = new Redis(redisUrl());
+    const client = new Redis(testSetting('SESSIONKIT_TEST_REDIS_URL'));
     try {
       const { code, out, err } = await runExample('redis', {
-        REDIS_URL: redisUrl(),
+        REDIS_URL: testSetting('SESSIONKIT_TEST_REDIS_URL'),
         SESSIONKIT_EXAMPLE_PREFIX: prefix,
       });
       expect(code, err).toBe(0);
@@ -117,7 +110,7 @@ describe('examples', () => {
   });
 
   it('postgres: a borrowed pool, search and a branch, on a schema of its own', async () => {
-    const url = postgresUrl();
+    const url = testSetting('SESSIONKIT_TEST_POSTGRES_URL');
     const schema = `sk_example_${process.pid}_${Date.now()}`;
     const admin = new pg.Client({ connectionString: url });
     try {
