@@ -41,4 +41,34 @@ describe('privacy', () => {
     expect(seen.some((s) => s.includes('/events.skr'))).toBe(false); // deleted with s
     await store.close();
   });
+
+  it.skipIf(process.platform === 'win32')(
+    "keeps the group-commit journal and held leases private too (sync: 'group')",
+    async () => {
+      const dir = join(fresh(), 'group');
+      const store = new FileStore({ dir, sync: 'group' });
+      await store.create({ id: 'g' });
+      await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          store.commit('g', { append: [{ role: 'user', content: `m${i}` }] }),
+        ),
+      );
+      // Before close: the journal and the session's lease are on disk now.
+      const files: string[] = [];
+      const walk = (p: string) => {
+        const st = statSync(p);
+        if (st.isDirectory()) {
+          expect(st.mode & 0o777, p).toBe(0o700);
+          for (const n of readdirSync(p)) walk(join(p, n));
+        } else {
+          files.push(p.slice(dir.length));
+          expect(st.mode & 0o777, p).toBe(0o600);
+        }
+      };
+      walk(dir);
+      expect(files.some((f) => f.startsWith('/locks/') && f.endsWith('.lock'))).toBe(true);
+      expect(files.some((f) => f.startsWith('/journal/'))).toBe(true);
+      await store.close();
+    },
+  );
 });
