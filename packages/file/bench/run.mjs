@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
+import { fmt, median } from './figures.mjs';
 import { targets } from './targets.mjs';
 
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 1500);
@@ -19,19 +20,12 @@ const root = mkdtempSync(join(tmpdir(), 'sk-file-bench-'));
 const text = (n) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n);
 const KB = text(1000);
 const message = (role, i) => ({ role, content: `${i} ${KB}` });
-const fmt = (n, d = 0) =>
-  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 // The four commit measures run interleaved, in ROUNDS chunks each (raw, locked, history
 // 10, history 10,000, raw, …), so a burst of load from another tenant of this shared
 // machine hits all of them alike; figures are medians over the rounds, and each ratio is
 // the median of the per-round ratios.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 async function rate(n, step) {
   const t0 = performance.now();

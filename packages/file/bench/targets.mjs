@@ -7,45 +7,15 @@
 // Measures of one group run interleaved in rounds (a burst of load from another tenant of
 // the machine hits all of them alike); figures are medians, ratios medians of per-round
 // ratios. Asserts nothing.
+import { spawnSync } from 'node:child_process';
 import { promises as fsp, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { fmt, median } from './figures.mjs';
+import { turnBytes, turnOf } from './turns.mjs';
 
 const { FileStore } = await import(process.env.BENCH_DIST ?? '../dist/index.js');
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (n, d = 0) =>
-  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-
-// Text that compresses like prose (not a repeated phrase): words drawn from a vocabulary.
-const WORDS = (
-  'the of and to in is you that it he was for on are as with his they at be this have ' +
-  'from or one had by word but not what all were we when your can said there use an each ' +
-  'which she do how their if will up other about out many then them these so some her ' +
-  'would make like him into time has look two more write go see number no way could ' +
-  'people my than first water been call who oil its now find long down day did get come ' +
-  'made may part session commit durable append index search fsync kernel journal disk'
-).split(' ');
-let seed = 42;
-const rand = () => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
-};
-function prose(n) {
-  let s = '';
-  while (s.length < n) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `;
-  return s.slice(0, n);
-}
-const TEXTS = Array.from({ length: 64 }, () => prose(1000));
-const turnOf = (i) => [
-  { role: 'user', content: `${i} ${TEXTS[i % 64]}` },
-  { role: 'assistant', content: `${i} ${TEXTS[(i * 7 + 3) % 64]}` },
-];
-const turnBytes = (i) => Buffer.from(`${JSON.stringify(turnOf(i))}\n`);
 
 /** Raw appends of a turn's JSON to `files` open descriptors, round robin. */
 async function rawAppender(root, name, files, sync) {
@@ -63,6 +33,29 @@ async function rawAppender(root, name, files, sync) {
     close: async () => {
       for (const h of handles) await h.close();
     },
+  };
+}
+
+/**
+ * Raw overwrites of a file preallocated with zeros, in turn-sized steps, each fdatasync'd:
+ * what a log written into space allocated beforehand (as SQLite's WAL and PostgreSQL's WAL
+ * segments are) would pay per commit, with no file-size change for the fsync to journal.
+ */
+async function rawPreallocated(root, name, turns) {
+  const path = join(root, name);
+  const h = await fsp.open(path, 'w+', 0o600);
+  await h.write(Buffer.alloc(turns * turnBytes(0).length * 2));
+  await h.datasync();
+  let n = 0;
+  let position = 0;
+  return {
+    step: async () => {
+      const bytes = turnBytes(n++);
+      await h.write(bytes, 0, bytes.length, position);
+      position += bytes.length;
+      await h.datasync();
+    },
+    close: () => h.close(),
   };
 }
 
@@ -214,6 +207,7 @@ export async function targets(root) {
       rawMany: await rawAppender(root, 'rawMany', many, true),
       storeMany: await storeCommitter(root, 'storeMany', many, {}),
       store30: await storeCommitter(root, 'store30', 30, {}),
+      rawPre: await rawPreallocated(root, 'rawPre', rounds * chunk),
     },
     rounds,
     chunk,
@@ -245,6 +239,14 @@ export async function targets(root) {
     `${fmt(100 * durable.ratio('storeMany', 'raw1'), 1)} %`,
   );
   line('ratio sync:true(30) / raw(1 file)', `${fmt(100 * durable.ratio('store30', 'raw1'), 1)} %`);
+  line(
+    'raw overwrite of preallocated space + fdatasync',
+    `${fmt(durable.median('rawPre'))} turns/s`,
+  );
+  line(
+    'ratio raw preallocated / raw append (1 file)',
+    `${fmt(100 * durable.ratio('rawPre', 'raw1'), 1)} %`,
+  );
 
   // Eight concurrent writers, each on its own session: fsync per commit against group commit.
   const perWriter = Number(process.env.BENCH_GROUP_TURNS ?? 60);
@@ -302,5 +304,35 @@ export async function targets(root) {
   );
   line('bytes per conversation, 200 turns: raw append', kib(bytes.raw));
   line('ratio store / raw', `${fmt(b.total / bytes.raw, 2)}x`, '  (target <= 1.5x)');
+  console.log('');
+  if (!process.env.BENCH_NO_PEER) sqlitePeer(root);
+}
+
+/** The Node that runs the SQLite peer when this one has no `node:sqlite` (before 22.13). */
+const PEER_NODE = 'node@22.23.3';
+
+/**
+ * Runs `sqlite-peer.mjs` (the same turn in SQLite, beside its own raw measure): on this
+ * Node when it has `node:sqlite`, otherwise on PEER_NODE from the npm registry. A peer
+ * that cannot run is reported, not fatal.
+ */
+function sqlitePeer(root) {
+  const script = fileURLToPath(new URL('./sqlite-peer.mjs', import.meta.url));
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const own = major > 22 || (major === 22 && minor >= 13);
+  const r = spawnSync(
+    own ? process.execPath : 'npx',
+    own ? [script, root] : ['--yes', PEER_NODE, script, root],
+    {
+      stdio: ['ignore', 'inherit', 'pipe'],
+      encoding: 'utf8',
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      timeout: 10 * 60_000,
+    },
+  );
+  if (r.status !== 0) {
+    const why = r.error?.message ?? r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`;
+    console.log(`  SQLite peer not run: ${why}`);
+  }
   console.log('');
 }

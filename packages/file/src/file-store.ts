@@ -92,8 +92,16 @@ export class FileStore<M = Message> implements FullStore<M> {
    * stored message bodies (a snapshot or commit-log body) of any session;
    * `transcriptBytesRead` by the bytes of snapshot and log files that whole loads and
    * windowed reads read (a window reads the log's tail and only its part of the snapshot).
+   * With `sync: 'group'`, `groupFlushes` counts the journal's flushes (one `fdatasync`
+   * each) and `groupCommits` the commits they acknowledged: their quotient is the mean
+   * batch size.
    */
-  readonly stats: { transcriptReads: number; transcriptBytesRead: number };
+  readonly stats: {
+    transcriptReads: number;
+    transcriptBytesRead: number;
+    groupFlushes: number;
+    groupCommits: number;
+  };
   readonly #ctx: StoreContext;
   #ready: Promise<void> | undefined;
 

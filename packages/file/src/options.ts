@@ -39,19 +39,23 @@ export interface FileStoreOptions {
    * - `true` (default): each write is fsync'd (`fdatasync` for appends) before it resolves;
    *   a machine crash loses no acknowledged write.
    * - `'group'`: group commit. A commit appends its record, then waits for the store's
-   *   next flush, which runs at most every `groupCommitMs` and fsyncs every log written
-   *   since the last one; all the commits it covers resolve after it. Concurrent commits
-   *   (several sessions, or several writers of one session) share one flush. A machine
-   *   crash still loses no acknowledged write; each commit waits up to `groupCommitMs`
-   *   longer. Snapshots, creates and other writes are fsync'd as with `true`.
+   *   next flush, which fsyncs the store's journal once for every commit written since
+   *   the last one; all the commits it covers resolve after it. A flush starts as soon as
+   *   the previous one has ended (and, with `groupCommitMs`, not before that long after
+   *   it started), so the commits that arrive while one runs (several sessions, or
+   *   several writers of one session) share the next. A machine crash still loses no
+   *   acknowledged write. Snapshots, creates and other writes are fsync'd as with `true`.
    * - `false`: nothing is fsync'd. A process crash loses nothing acknowledged, a machine
    *   crash (power loss, kernel panic) may lose the writes of the last seconds. For bulk
    *   loads and benchmarks.
    */
   sync?: boolean | 'group' | undefined;
   /**
-   * With `sync: 'group'`: the longest a commit waits for its flush to start, in
-   * milliseconds (0: flush as soon as the event loop is idle). Default 2.
+   * With `sync: 'group'`: the shortest time between the starts of two flushes, in
+   * milliseconds (0 to 1000). Default 0: a flush starts once the previous one has ended
+   * and the commits of the current turn of the event loop are in; the fsync's own
+   * duration is what gathers commits. A larger value gathers more commits per fsync on a
+   * disk whose flushes are expensive per call, and adds up to that much to each commit.
    */
   groupCommitMs?: number | undefined;
   /**
@@ -83,7 +87,7 @@ export const OPTION_KEYS = [
 const DEFAULT_SNAPSHOT_EVERY = 100;
 const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 const DEFAULT_LOCK_STALE_MS = 5_000;
-const DEFAULT_GROUP_COMMIT_MS = 2;
+const DEFAULT_GROUP_COMMIT_MS = 0;
 const DEFAULT_LEASE_MS = 300_000;
 /** The index log is compacted when it grows past twice its live size plus this. */
 const DEFAULT_INDEX_SLACK_BYTES = 4 * 1024 * 1024;

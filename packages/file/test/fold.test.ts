@@ -1,9 +1,11 @@
 // Folding the commit log into a new snapshot (session/fold.ts): when it is due, and that a
 // splice of the stored bytes gives exactly the transcript a full load builds.
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '@sessionkit/core';
+import { searchTextOf } from '@sessionkit/core/adapter';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeSearchFile } from '../src/format/search-codec.js';
 import { FileStore } from '../src/index.js';
 import { snapshotsOf, tempDir } from './helpers.js';
 
@@ -61,6 +63,33 @@ describe('folding the log into a snapshot', () => {
     expect((await store.loadMessages('f')).map((m) => (m as { content: string }).content)).toEqual(
       Array.from({ length: 25 }, (_, i) => `m${i}`),
     );
+    await store.close();
+  });
+
+  it('a fold stores the search text as one chunk, equal to the text of every message', async () => {
+    const dir = join(root, 'compact');
+    const store = new FileStore({ dir, snapshotEvery: 3 });
+    await store.create({ id: 'c' });
+    const messages: Message[] = [];
+    for (let i = 0; i < 12; i++) {
+      const batch: Message[] = [
+        { role: 'user', content: `Question ${i} ÜBER straße` },
+        { role: 'assistant', content: `answer-${i}` },
+      ];
+      messages.push(...batch);
+      await store.commit('c', { append: batch });
+    }
+    const file = readFileSync(join(dir, 'sessions', 'c', 'search.txt'));
+    const decoded = decodeSearchFile(file);
+    // Folds happened (one snapshot left, its log shorter than the history), and the last
+    // one merged the per-turn chunks: fewer chunks than turns, the same text.
+    expect(snapshotsOf(dir, 'c')).toHaveLength(1);
+    expect(decoded.chunks).toBeLessThan(12);
+    expect(decoded.damaged).toBe(false);
+    expect(decoded.text).toBe(searchTextOf(messages));
+    expect((await store.list({ query: 'question 0 über' })).map((e) => e.id)).toEqual(['c']);
+    expect((await store.list({ query: 'answer-11' })).map((e) => e.id)).toEqual(['c']);
+    expect(await store.list({ query: 'answer-12' })).toEqual([]);
     await store.close();
   });
 });

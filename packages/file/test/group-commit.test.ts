@@ -21,8 +21,8 @@ beforeAll(() => {
 });
 
 describe("sync: 'group'", () => {
-  it('acknowledges concurrent commits of many sessions after one shared journal flush', async () => {
-    const s = fixture.open({ sync: 'group', groupCommitMs: 5 });
+  it('acknowledges concurrent commits of many sessions after shared journal flushes', async () => {
+    const s = fixture.open({ sync: 'group' }); // groupCommitMs 0: no timer, batching by fsync
     const ids = Array.from({ length: 8 }, (_, i) => `g${i}`);
     for (const id of ids) await s.create({ id });
     await Promise.all(
@@ -31,6 +31,11 @@ describe("sync: 'group'", () => {
           await s.commit(id, { append: [{ role: 'user', content: `${id}:${n}` }] });
       }),
     );
+    // Every commit was acknowledged by a flush, and flushes were shared: the eight
+    // writers' commits reach the journal in the same turn of the event loop.
+    expect(s.stats.groupCommits).toBe(40);
+    expect(s.stats.groupFlushes).toBeGreaterThan(0);
+    expect(s.stats.groupFlushes).toBeLessThanOrEqual(20);
     const journals = readdirSync(join(fixture.dir, 'journal'));
     expect(journals).toHaveLength(1);
     // Every record went to the journal too: 40 records after its header.
@@ -84,6 +89,18 @@ describe("sync: 'group'", () => {
     await after.commit('m', { append: [{ role: 'user', content: 'after' }] });
     expect((await fixture.open().loadMessages('m')).length).toBe(21);
     expect((await after.repair()).indexEntriesFixed).toBe(0);
+  });
+
+  it('with groupCommitMs, spaces flushes at least that far apart', async () => {
+    const s = fixture.open({ sync: 'group', groupCommitMs: 40 });
+    await s.create({ id: 'spaced' });
+    const started = performance.now();
+    for (let n = 0; n < 3; n++)
+      await s.commit('spaced', { append: [{ role: 'user', content: `${n}` }] });
+    // One writer, three flushes: the second and third each wait for the 40 ms gap.
+    expect(s.stats.groupFlushes).toBe(3);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(75);
+    await s.close();
   });
 
   it('rejects a bad sync or groupCommitMs with invalid_argument', () => {

@@ -19,6 +19,9 @@ const SESSION_PATHS_KEPT = 1024;
 export interface TranscriptStats {
   transcriptReads: number;
   transcriptBytesRead: number;
+  /** `sync: 'group'`: journal flushes (one fdatasync each) and the commits they acknowledged. */
+  groupFlushes: number;
+  groupCommits: number;
 }
 
 export class StoreContext {
@@ -27,7 +30,12 @@ export class StoreContext {
   readonly options: ResolvedOptions;
   /** What every `withFileLock` of this store is given. */
   readonly lockOptions: { timeoutMs: number; staleMs: number };
-  readonly stats: TranscriptStats = { transcriptReads: 0, transcriptBytesRead: 0 };
+  readonly stats: TranscriptStats = {
+    transcriptReads: 0,
+    transcriptBytesRead: 0,
+    groupFlushes: 0,
+    groupCommits: 0,
+  };
   /** Set by `close()`: descriptors are no longer kept, calls fail with `closed`. */
   closed = false;
   /**
@@ -71,7 +79,7 @@ export class StoreContext {
     this.paths = storePaths(options.dir);
     this.lockOptions = { timeoutMs: options.lockTimeoutMs, staleMs: options.lockStaleMs };
     this.journal = options.groupCommit
-      ? new GroupJournal(this.paths.journal, options.groupCommitMs)
+      ? new GroupJournal(this.paths.journal, options.groupCommitMs, this.stats)
       : undefined;
     this.leases = new LeaseTable({
       locksDir: this.paths.locks,
