@@ -61,8 +61,9 @@ export interface FileStoreOptions {
   /**
    * How long a session's lock file is kept after a commit for this store's next write of
    * that session, in milliseconds (a lease: no lock file is created and removed around
-   * each commit). Another store or process that wants the lock gets it within about
-   * 10 ms (it leaves a want file), whatever this is; a lease of a process that died on
+   * each commit). Another store or process that wants the lock gets it as soon as the
+   * holder sees its want file (a watch of the folder; a poll every 100 ms, or 10 ms where
+   * the folder cannot be watched), whatever this is; a lease of a process that died on
    * this host is broken at once. The lock file's mtime is set up to `2 × leaseMs` ahead,
    * so a lease of a process that died on *another* host (a shared network folder) blocks
    * its session for up to `2 × leaseMs + lockStaleMs` (use a smaller value on a folder

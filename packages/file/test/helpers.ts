@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   promises as fsp,
   mkdtempSync,
@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ConformanceInitializer } from '@sessionkit/conformance';
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { afterAll, afterEach, beforeEach } from 'vitest';
@@ -169,4 +170,31 @@ export function tempFolders() {
     return r;
   };
   return { root, storeDir: () => join(root(), 'store') };
+}
+
+/**
+ * Runs `fixtures/race-child.mjs` (a writer in its own process) with `args` and its store
+ * options; resolves with what it printed, rejects with its stderr when it fails.
+ */
+export function runRaceChild(dir: string, ...args: [...string[], object]): Promise<string> {
+  const options = args.pop() as object;
+  const script = fileURLToPath(new URL('./fixtures/race-child.mjs', import.meta.url));
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [script, dir, ...(args as string[]), JSON.stringify(options)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let text = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(err))));
+  });
 }

@@ -1,14 +1,11 @@
 // Session leases (session/lease.ts): a commit keeps its session's lock file for the next
 // one; other stores and processes still get the lock promptly, and a lease never outlives
 // its store or a failed write.
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { codeOf, msg, storeFolderFixture } from './helpers.js';
+import { codeOf, msg, runRaceChild, storeFolderFixture } from './helpers.js';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
 const fixture = storeFolderFixture();
 const lockOf = (id: string) => join(fixture.dir, 'locks', `${id}.lock`);
 
@@ -62,30 +59,7 @@ describe('session leases', () => {
     expect(existsSync(lockOf('x'))).toBe(true);
     writeFileSync(join(fixture.dir, '..', 'go'), '');
     const started = Date.now();
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          join(here, 'fixtures', 'race-child.mjs'),
-          fixture.dir,
-          'x',
-          'C',
-          'free',
-          '3',
-          JSON.stringify({ lockTimeoutMs: 5_000 }),
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let text = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => {
-        text += d.toString();
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-      });
-      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(err))));
-    });
+    const out = await runRaceChild(fixture.dir, 'x', 'C', 'free', '3', { lockTimeoutMs: 5_000 });
     expect(JSON.parse(out)).toEqual(['ok', 'ok', 'ok']);
     expect(Date.now() - started).toBeLessThan(5_000);
     // The holder released it and re-reads before its next commit: nothing is lost.

@@ -9,12 +9,14 @@ import { randomUUID } from 'node:crypto';
 import {
   closeSync,
   constants,
+  type FSWatcher,
   openSync,
   readdirSync,
   readFileSync,
   statSync,
   unlinkSync,
   utimesSync,
+  watch,
 } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '@sessionkit/core/adapter';
@@ -25,8 +27,14 @@ import type { SessionTip } from './tip.js';
 
 /** Leases a store keeps at most (each is one lock file; no descriptor stays open). */
 const MAX_LEASES = 4096;
-/** How often a store holding leases looks for want files of other processes. */
+/**
+ * How often a store holding leases looks for want files of other processes: while it
+ * watches the wants folder (inotify, FSEvents, …) a want is seen when it is created and
+ * the poll only covers events a file system does not deliver (a network file system
+ * written from another host); without a watch, the poll is all there is.
+ */
 const WANT_POLL_MS = 10;
+const WANT_POLL_WATCHED_MS = 100;
 
 /** One held lease. */
 interface Lease {
@@ -96,6 +104,11 @@ export class LeaseTable {
   readonly #leases = new Map<string, Lease>();
   readonly #context = new AsyncLocalStorage<ReadonlySet<string>>();
   #timer: NodeJS.Timeout | undefined;
+  /** Watches the wants folder while leases are held; undefined where watching fails. */
+  #watcher: FSWatcher | undefined;
+  /** A watch failed once: this table polls from then on. */
+  #watchFailed = false;
+  #pollMs = WANT_POLL_MS;
   #lastSweep = 0;
   #wantsSeenAt = 0;
   #wanted = new Set<string>();
@@ -359,10 +372,10 @@ export class LeaseTable {
     }
   }
 
-  /** Whether another waiter has a want file for `id` (polled at most every 10 ms). */
+  /** Whether another waiter has a want file for `id` (read at most every poll period). */
   #isWanted(id: string): boolean {
     const now = Date.now();
-    if (now - this.#wantsSeenAt >= WANT_POLL_MS) this.#pollWants(now);
+    if (now - this.#wantsSeenAt >= this.#pollMs) this.#pollWants(now);
     return this.#wanted.has(id);
   }
 
@@ -402,12 +415,46 @@ export class LeaseTable {
 
   #startTimer(): void {
     if (this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), WANT_POLL_MS);
+    this.#watcher = this.#watchWants();
+    this.#pollMs = this.#watcher ? WANT_POLL_WATCHED_MS : WANT_POLL_MS;
+    this.#timer = setInterval(() => this.#tick(), this.#pollMs);
     this.#timer.unref();
+  }
+
+  /**
+   * A watch of the wants folder that runs `#tick` when a want file appears, so an idle
+   * store holding leases wakes when asked instead of a hundred times a second; undefined
+   * when the platform or file system cannot watch it (the 10 ms poll then serves).
+   */
+  #watchWants(): FSWatcher | undefined {
+    if (this.#watchFailed) return undefined;
+    try {
+      // Not persistent: holding a lease never keeps the process alive.
+      const watcher = watch(this.#o.wantsDir, { persistent: false }, () => {
+        this.#wantsSeenAt = 0;
+        this.#tick();
+      });
+      watcher.on('error', () => {
+        // The folder went away or the watch broke: fall back to the fast poll for good.
+        this.#watchFailed = true;
+        watcher.close();
+        if (this.#watcher !== watcher) return;
+        this.#watcher = undefined;
+        this.#stopTimer();
+        if (this.#leases.size > 0) this.#startTimer();
+      });
+      return watcher;
+    } catch {
+      this.#watchFailed = true;
+      return undefined;
+    }
   }
 
   #stopTimer(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    const watcher = this.#watcher;
+    this.#watcher = undefined;
+    watcher?.close();
   }
 }
