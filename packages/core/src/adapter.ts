@@ -17,6 +17,7 @@ export * from './fs/errno.js';
 export * from './fs/file-lock.js';
 export * from './fs/fs-errors.js';
 export { applyCommit } from './helpers/commit-turn.js';
+export { KeyedMutex } from './helpers/keyed-mutex.js';
 export { assertPageSize } from './helpers/paging.js';
 export * from './history-lineage.js';
 export { assertJsonValue, jsonByteLength } from './json-value.js';

@@ -17,8 +17,15 @@ import { errors } from './errors.js';
 import { readState, type StoredState, writeRecord } from './session-io.js';
 import type { StateCache } from './state-cache.js';
 
-/** Attempts before an unconditional commit under constant contention gives up (`unavailable`). */
-const MAX_ATTEMPTS = 100;
+/**
+ * How long a commit that keeps losing races to other writers of its session goes on
+ * before `unavailable`. Every round has a winner, so a loser waits at most for the other
+ * writers' queued commits (their stores run their own commits of a session one at a
+ * time): the limit is for a session written without pause by other processes.
+ */
+const CONTENDED_BUDGET_MS = 20_000;
+/** Losses in a row before a commit waits a little (0 to 8 ms, random) between attempts. */
+const LOSSES_BEFORE_BACKOFF = 4;
 
 /** Commits `input` to session `id` (both validated by the caller). */
 export async function commitTurn(
@@ -35,7 +42,8 @@ export async function commitTurn(
   const searchText = added === undefined ? '' : searchTextOf(added);
   const mode =
     input.replace !== undefined ? 'replace' : input.append !== undefined ? 'append' : 'none';
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+  const giveUpAt = Date.now() + CONTENDED_BUDGET_MS;
+  for (let losses = 0; losses === 0 || Date.now() < giveUpAt; ) {
     let computed: ReturnType<typeof computeCommit>;
     try {
       computed = computeCommit(id, state, input);
@@ -44,7 +52,6 @@ export async function commitTurn(
       // A remembered state may be old: judge expectations and counters on the stored one only.
       state = await readOrThrow(ctx, cache, id);
       fresh = true;
-      attempt--;
       continue;
     }
     const { now, header, messageCount } = computed;
@@ -67,12 +74,19 @@ export async function commitTurn(
       state = outcome.current;
       fresh = true;
       cache.set(id, state);
+      // Writers retrying in lockstep can keep the same order round after round; a random
+      // pause breaks it (and spares Redis a round trip that would lose again).
+      if (++losses >= LOSSES_BEFORE_BACKOFF) await pause(Math.random() * 8);
       continue;
     }
     cache.set(id, { header, messageCount, lineage, version: outcome.version });
     return { revision: header.revision, messageCount, updatedAt: new Date(now.getTime()) };
   }
   throw errors.unavailable(`commit to session "${id}" kept losing races with other writers`);
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Core's rules: the expectations, then the header after the commit. Throws their errors. */

@@ -28,6 +28,7 @@ import {
   assertRouterTuple,
   assertSaveInput,
   createdLineage,
+  KeyedMutex,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
@@ -72,6 +73,13 @@ export interface RedisStoreOptions {
 
 const OPTION_KEYS = ['client', 'prefix', 'ttlSeconds'] as const;
 
+/**
+ * The longest a commit waits behind this store's other commits of the same session before
+ * `unavailable` (a safety net: each takes one round trip, so a queue this slow means Redis
+ * is not answering).
+ */
+const COMMIT_QUEUE_TIMEOUT_MS = 60_000;
+
 /** Marks options whose client the store owns (set by `openRedisStore` only). */
 export const OWNED = Symbol('sessionkit.redis.owned');
 
@@ -94,6 +102,14 @@ export class RedisStore<M = Message> implements FullStore<M> {
   readonly stats: RedisStoreStats = { messageBodyReads: 0, indexHeals: 0 };
   readonly #ctx: StoreContext;
   readonly #cache = new StateCache();
+  /**
+   * This store's commits of a session run one at a time (first come, first served). The
+   * script only writes when the session is still at the version the header was computed
+   * from, so concurrent commits of one process would race: the first to be answered
+   * retries first and wins every round, and a writer at the back could lose a hundred in a
+   * row. Queued, each commit is one round trip; other processes still race, fairly.
+   */
+  readonly #commits = new KeyedMutex();
   readonly #owned: boolean;
   #closed = false;
 
@@ -228,13 +244,25 @@ export class RedisStore<M = Message> implements FullStore<M> {
   /**
    * One turn in one script on the session's slot: appended (or replaced) messages, patch
    * and increments (core's `applyCommitToSummary`). Its cost does not grow with the
-   * stored history. Throws `not_found`, `conflict` (nothing written), `invalid_argument`.
+   * stored history. This store's commits of one session run in the order they were
+   * called. Throws `not_found`, `conflict` (nothing written), `invalid_argument`,
+   * `unavailable` (Redis unreachable, or a commit that kept losing races with other
+   * processes' writers), `closed`.
    */
   async commit(id: string, input: CommitInput<M>): Promise<CommitResult> {
     this.#open();
     assertId(errors, id);
     assertCommitInput(errors, id, input);
-    return commitTurn(this.#ctx, this.#cache, id, input as CommitInput<unknown>);
+    return this.#commits.run(
+      id,
+      COMMIT_QUEUE_TIMEOUT_MS,
+      () =>
+        errors.unavailable(`commit to session "${id}" waited too long behind this store's others`),
+      () => {
+        this.#open(); // closed while it waited: `closed`, as for any call after close()
+        return commitTurn(this.#ctx, this.#cache, id, input as CommitInput<unknown>);
+      },
+    );
   }
 
   // ---------------------------------------------------------------- Brancher

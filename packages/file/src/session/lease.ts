@@ -19,10 +19,9 @@ import {
   watch,
 } from 'node:fs';
 import { join } from 'node:path';
-import { withFileLock } from '@sessionkit/core/adapter';
+import { KeyedMutex, withFileLock } from '@sessionkit/core/adapter';
 import { createLockFile } from '../io/lock-file.js';
 import { errors } from '../store/errors.js';
-import { KeyedMutex } from './keyed-mutex.js';
 import type { SessionTip } from './tip.js';
 
 /** Leases a store keeps at most (each is one lock file; no descriptor stays open). */

@@ -1,13 +1,18 @@
-// An in-process mutex per key (a session id): what serialises one store's calls on a
-// session while its lock file is held across several of them (see `lease.ts`).
+// An in-process mutex per key (a session id). Adapters use it to run one store's writes
+// of a session one at a time: the file store while a lock file is held across several of
+// them, the optimistic stores (Redis) so that writers of one process never race each
+// other, which would let the first of them win every round and starve the rest.
 
 interface Waiter {
   resolve: () => void;
   reject: (e: unknown) => void;
-  timer: NodeJS.Timeout | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** FIFO mutexes by key; a key's entry exists only while it is held. */
+/**
+ * FIFO mutexes by key: callers get a key in the order they asked for it. A key's entry
+ * exists only while it is held, so the map holds no more keys than are in use.
+ */
 export class KeyedMutex {
   readonly #held = new Map<string, Waiter[]>();
 
@@ -18,7 +23,9 @@ export class KeyedMutex {
 
   /**
    * Resolves once this caller holds `key` (at once when free; otherwise after the holders
-   * before it, first come first served). Rejects with `onTimeout()` after `timeoutMs`.
+   * before it, first come first served). Rejects with `onTimeout()` after `timeoutMs`
+   * (the caller then does not hold it). Every acquire that resolved must be followed by
+   * exactly one `release(key)`.
    */
   acquire(key: string, timeoutMs: number, onTimeout: () => unknown): Promise<void> {
     const queue = this.#held.get(key);
@@ -48,5 +55,18 @@ export class KeyedMutex {
     }
     clearTimeout(next.timer);
     next.resolve();
+  }
+
+  /**
+   * Runs `fn` holding `key` and releases it however `fn` ends. Rejects with `onTimeout()`
+   * when `key` is not free within `timeoutMs` (then `fn` does not run).
+   */
+  async run<T>(key: string, timeoutMs: number, onTimeout: () => unknown, fn: () => Promise<T>) {
+    await this.acquire(key, timeoutMs, onTimeout);
+    try {
+      return await fn();
+    } finally {
+      this.release(key);
+    }
   }
 }
