@@ -1,4 +1,5 @@
 // What every operation of a store works with.
+import type { KeyedMutex } from '@sessionkit/core/adapter';
 import type { ObjectIO } from './objects.js';
 import type { SessionIndex } from './session-index.js';
 
@@ -6,4 +7,10 @@ import type { SessionIndex } from './session-index.js';
 export interface StoreContext {
   io: ObjectIO;
   index: SessionIndex;
+  /**
+   * This store's writes of a session, one at a time (`changeSession`): writers of one
+   * process never race each other for a version, which would let the first answered win
+   * every round and starve the rest; other processes still race, fairly.
+   */
+  sessionWrites: KeyedMutex;
 }

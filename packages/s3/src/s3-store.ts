@@ -35,6 +35,7 @@ import {
   cloneJson,
   compareListOrder,
   createdLineage,
+  KeyedMutex,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
@@ -98,7 +99,7 @@ export class S3Store<M = Message> implements FullStore<M> {
    * @internal
    */
   constructor(parts: S3StoreParts) {
-    this.#ctx = { io: parts.io, index: parts.index };
+    this.#ctx = { io: parts.io, index: parts.index, sessionWrites: new KeyedMutex() };
     this.#ownedClient = parts.ownedClient;
     this.bucket = parts.io.bucket;
     this.prefix = parts.io.prefix;

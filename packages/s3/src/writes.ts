@@ -41,9 +41,29 @@ export interface Decision<T> {
  * nothing), and writes it with `If-None-Match: *`. A lost race re-reads and decides
  * again, so unconditional changes are never lost and conditional ones are judged against
  * the version they replace. Then the index entry, and a fold when the chain is long.
- * Throws `not_found`, whatever `decide` throws, `unavailable`.
+ * This store's changes of one session run one at a time, in call order (see
+ * `StoreContext.sessionWrites`). Throws `not_found`, whatever `decide` throws, `unavailable`.
  */
 export async function changeSession<T>(
+  ctx: StoreContext,
+  id: string,
+  decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
+): Promise<T> {
+  return ctx.sessionWrites.run(
+    id,
+    QUEUE_TIMEOUT_MS,
+    () => errors.unavailable(`writing session "${id}": waited too long behind this store's writes`),
+    () => changeSessionNow(ctx, id, decide),
+  );
+}
+
+/**
+ * The longest a write waits behind this store's other writes of the same session before
+ * `unavailable` (a safety net: a queue this slow means S3 is not answering).
+ */
+const QUEUE_TIMEOUT_MS = 120_000;
+
+async function changeSessionNow<T>(
   ctx: StoreContext,
   id: string,
   decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
