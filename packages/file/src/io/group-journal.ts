@@ -84,8 +84,11 @@ export class GroupJournal {
   #waiting: Waiter[] = [];
   /** Cancels the scheduled flush, if one is scheduled. */
   #timer: (() => void) | undefined;
-  /** When the last flush started (`Date.now()`). */
-  #lastStart = 0;
+  /**
+   * When the last flush started (`performance.now()`: monotonic, so a wall-clock step
+   * back cannot hold a flush, and the commits waiting for it, for the length of the step).
+   */
+  #lastStart = Number.NEGATIVE_INFINITY;
   #flushing: Promise<void> | undefined;
   /** Session logs written since the last checkpoint. */
   #dirtyLogs = new Set<string>();
@@ -204,7 +207,7 @@ export class GroupJournal {
       this.#timer = undefined;
       void this.#flushNow();
     };
-    const wait = this.#lastStart + this.#groupMs - Date.now();
+    const wait = this.#lastStart + this.#groupMs - performance.now();
     if (wait > 0) {
       const t = setTimeout(fire, wait);
       this.#timer = () => clearTimeout(t);
@@ -223,7 +226,7 @@ export class GroupJournal {
     const waiting = this.#waiting;
     this.#waiting = [];
     if (fd === undefined || waiting.length === 0) return;
-    this.#lastStart = Date.now();
+    this.#lastStart = performance.now();
     this.#flushing = (async () => {
       try {
         const records = Buffer.concat(waiting.map((w) => w.record));
