@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
-import { fmt, median } from './figures.mjs';
+import { fmt, median, rate } from './figures.mjs';
 import { targets } from './targets.mjs';
 
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 1500);
@@ -26,12 +26,6 @@ const message = (role, i) => ({ role, content: `${i} ${KB}` });
 // machine hits all of them alike; figures are medians over the rounds, and each ratio is
 // the median of the per-round ratios.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
-
-async function rate(n, step) {
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) await step(i);
-  return (n * 1000) / (performance.now() - t0);
-}
 
 async function rawAppender() {
   const handle = await fsp.open(join(root, 'raw.bin'), 'a', 0o600);

@@ -10,9 +10,8 @@
 //   node bench/sqlite-peer.mjs <scratch folder>
 import { fdatasyncSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
-import { fmt, median } from './figures.mjs';
+import { fmt, interleaved } from './figures.mjs';
 import { turnBytes, turnOf } from './turns.mjs';
 
 const root = join(process.argv[2] ?? '.', 'sqlite-peer');
@@ -77,23 +76,6 @@ function rawAppender(name, sync) {
   };
 }
 
-function rate(n, step) {
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) step();
-  return (n * 1000) / (performance.now() - t0);
-}
-
-function interleaved(runners, size) {
-  const rates = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
-  for (let r = 0; r < rounds; r++)
-    for (const [name, runner] of Object.entries(runners)) rates[name].push(rate(size, runner.step));
-  for (const runner of Object.values(runners)) runner.close();
-  return {
-    median: (k) => median(rates[k]),
-    ratio: (a, b) => median(rates[a].map((x, i) => x / rates[b][i])),
-  };
-}
-
 /** Bytes per conversation after `turns` turns in each of `conversations` (WAL checkpointed). */
 function bytesPerConversation(conversations, turns) {
   const c = sqliteCommitter('bytes', conversations, 'NORMAL');
@@ -107,12 +89,13 @@ const line = (label, value) => console.log(`  ${label.padEnd(52)}${value}`);
 console.log(
   `SQLite peer (node:sqlite, SQLite ${new DatabaseSync(':memory:').prepare('SELECT sqlite_version() AS v').get().v}, WAL), same turn, ${rounds} interleaved rounds of ${chunk}:`,
 );
-const durable = interleaved(
+const durable = await interleaved(
   {
     raw: rawAppender('raw', true),
     full1: sqliteCommitter('full1', 1, 'FULL'),
     fullMany: sqliteCommitter('fullMany', many, 'FULL'),
   },
+  rounds,
   chunk,
 );
 line('raw append + blocking fdatasyncSync, 1 file', `${fmt(durable.median('raw'))} turns/s`);
@@ -123,8 +106,9 @@ line(
 );
 line('ratio FULL(1) / raw', `${fmt(100 * durable.ratio('full1', 'raw'), 1)} %`);
 line(`ratio FULL(${fmt(many)}) / raw`, `${fmt(100 * durable.ratio('fullMany', 'raw'), 1)} %`);
-const loose = interleaved(
+const loose = await interleaved(
   { raw: rawAppender('rawLoose', false), normal1: sqliteCommitter('normal1', 1, 'NORMAL') },
+  rounds,
   chunk * 4,
 );
 line('raw append (writeSync), no fsync', `${fmt(loose.median('raw'))} turns/s`);

@@ -12,7 +12,7 @@ import { promises as fsp, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { fmt, median } from './figures.mjs';
+import { fmt, interleaved, median } from './figures.mjs';
 import { turnBytes, turnOf } from './turns.mjs';
 
 const { FileStore } = await import(process.env.BENCH_DIST ?? '../dist/index.js');
@@ -70,25 +70,6 @@ async function storeCommitter(root, name, sessions, options) {
   const step = () => store.commit(`c${n % sessions}`, { append: turnOf(n++) });
   for (let i = 0; i < Math.min(sessions, 3000); i++) await step(); // warm: every session once
   return { step, close: () => store.close() };
-}
-
-async function rate(n, step) {
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) await step();
-  return (n * 1000) / (performance.now() - t0);
-}
-
-/** Measures `runners` interleaved: `rounds` chunks of `chunk` sequential steps each. */
-async function interleaved(runners, rounds, chunk) {
-  const rates = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
-  for (let r = 0; r < rounds; r++)
-    for (const [name, runner] of Object.entries(runners))
-      rates[name].push(await rate(chunk, runner.step));
-  for (const runner of Object.values(runners)) await runner.close();
-  return {
-    median: (k) => median(rates[k]),
-    ratio: (a, b) => median(rates[a].map((x, i) => x / rates[b][i])),
-  };
 }
 
 /** Commits per second of `writers` concurrent loops, each on its own session. */

@@ -172,29 +172,27 @@ export function tempFolders() {
   return { root, storeDir: () => join(root(), 'store') };
 }
 
-/**
- * Runs `fixtures/race-child.mjs` (a writer in its own process) with `args` and its store
- * options; resolves with what it printed, rejects with its stderr when it fails.
- */
-export function runRaceChild(dir: string, ...args: [...string[], object]): Promise<string> {
-  const options = args.pop() as object;
-  const script = fileURLToPath(new URL('./fixtures/race-child.mjs', import.meta.url));
-  return new Promise<string>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [script, dir, ...(args as string[]), JSON.stringify(options)],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let text = '';
+/** Runs `node script args…`; resolves with its stdout when it exits 0, else rejects with its stderr. */
+export function runNode(script: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => {
-      text += d.toString();
+      out += d.toString();
     });
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
     });
-    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(err))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${script} exited ${code}: ${err}`)),
+    );
   });
+}
+
+/** Runs `fixtures/race-child.mjs` (a writer in its own process) with `args` and its store options. */
+export function runRaceChild(dir: string, ...args: [...string[], object]): Promise<string> {
+  const options = args.pop() as object;
+  const script = fileURLToPath(new URL('./fixtures/race-child.mjs', import.meta.url));
+  return runNode(script, [dir, ...(args as string[]), JSON.stringify(options)]);
 }

@@ -7,7 +7,7 @@ import type { Message } from '@sessionkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFrames } from '../src/format/frame.js';
 import { FileStore } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { runNode, tempDir } from './helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dist = join(here, '..', 'dist', 'index.js');
@@ -30,24 +30,6 @@ function freshDir(): string {
   const root = tempDir('sk-file-proc-');
   roots.push(root);
   return join(root, 'store');
-}
-
-/** Runs `node script args…`; resolves with stdout when it exits 0. */
-function run(script: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${script} exited ${code}: ${err}`)),
-    );
-  });
 }
 
 /** Starts the crash child; resolves with the acknowledged turns once it has been SIGKILLed. */
@@ -191,8 +173,8 @@ describe('two processes on one session', () => {
     const rounds = 40;
     writeFileSync(join(dir, '..', 'go'), '');
     const [a, b] = await Promise.all([
-      run(fixture('race-child.mjs'), [dir, 'duel', 'A', 'expect', String(rounds)]),
-      run(fixture('race-child.mjs'), [dir, 'duel', 'B', 'expect', String(rounds)]),
+      runNode(fixture('race-child.mjs'), [dir, 'duel', 'A', 'expect', String(rounds)]),
+      runNode(fixture('race-child.mjs'), [dir, 'duel', 'B', 'expect', String(rounds)]),
     ]);
     const outA = JSON.parse(a) as string[];
     const outB = JSON.parse(b) as string[];
@@ -205,8 +187,8 @@ describe('two processes on one session', () => {
     }
     const count = 60;
     await Promise.all([
-      run(fixture('race-child.mjs'), [dir, 'crowd', 'A', 'free', String(count)]),
-      run(fixture('race-child.mjs'), [dir, 'crowd', 'B', 'free', String(count)]),
+      runNode(fixture('race-child.mjs'), [dir, 'crowd', 'A', 'free', String(count)]),
+      runNode(fixture('race-child.mjs'), [dir, 'crowd', 'B', 'free', String(count)]),
     ]);
     const crowd = (await store.loadMessages('crowd')) as unknown as string[];
     expect(crowd).toHaveLength(2 * count);
@@ -231,7 +213,7 @@ describe('index compaction under concurrent writers', () => {
     writeFileSync(join(dir, '..', 'go'), '');
     const n = 120;
     await Promise.all([
-      run(fixture('race-child.mjs'), [
+      runNode(fixture('race-child.mjs'), [
         dir,
         ids.join(','),
         'P',
@@ -239,7 +221,7 @@ describe('index compaction under concurrent writers', () => {
         String(n),
         JSON.stringify(opts),
       ]),
-      run(fixture('race-child.mjs'), [
+      runNode(fixture('race-child.mjs'), [
         dir,
         ids.join(','),
         'Q',

@@ -20,8 +20,8 @@ import type { StateCache } from './state-cache.js';
 /**
  * How long a commit that keeps losing races to other writers of its session goes on
  * before `unavailable`. Every round has a winner, so a loser waits at most for the other
- * writers' queued commits (their stores run their own commits of a session one at a
- * time): the limit is for a session written without pause by other processes.
+ * writers' queued commits (their stores run their own writes of a session one at a time,
+ * see `serialWrite`): the limit is for a session written without pause by other processes.
  */
 const CONTENDED_BUDGET_MS = 20_000;
 /** Losses in a row before a commit waits a little (0 to 8 ms, random) between attempts. */
@@ -42,8 +42,9 @@ export async function commitTurn(
   const searchText = added === undefined ? '' : searchTextOf(added);
   const mode =
     input.replace !== undefined ? 'replace' : input.append !== undefined ? 'append' : 'none';
-  const giveUpAt = Date.now() + CONTENDED_BUDGET_MS;
-  for (let losses = 0; losses === 0 || Date.now() < giveUpAt; ) {
+  // A monotonic clock: a wall-clock step must not stretch or cut the budget.
+  const giveUpAt = performance.now() + CONTENDED_BUDGET_MS;
+  for (let losses = 0; losses === 0 || performance.now() < giveUpAt; ) {
     let computed: ReturnType<typeof computeCommit>;
     try {
       computed = computeCommit(id, state, input);

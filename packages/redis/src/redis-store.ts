@@ -40,7 +40,7 @@ import {
 import { childrenOfOne } from './children.js';
 import { commitTurn } from './commit.js';
 import { isClusterClient } from './connection.js';
-import type { RedisStoreStats, StoreContext } from './context.js';
+import { type RedisStoreStats, type StoreContext, serialWrite } from './context.js';
 import { errors } from './errors.js';
 import { appendEvent, readEvents } from './events.js';
 import { IndexBatcher } from './index-batcher.js';
@@ -73,13 +73,6 @@ export interface RedisStoreOptions {
 
 const OPTION_KEYS = ['client', 'prefix', 'ttlSeconds'] as const;
 
-/**
- * The longest a commit waits behind this store's other commits of the same session before
- * `unavailable` (a safety net: each takes one round trip, so a queue this slow means Redis
- * is not answering).
- */
-const COMMIT_QUEUE_TIMEOUT_MS = 60_000;
-
 /** Marks options whose client the store owns (set by `openRedisStore` only). */
 export const OWNED = Symbol('sessionkit.redis.owned');
 
@@ -102,14 +95,6 @@ export class RedisStore<M = Message> implements FullStore<M> {
   readonly stats: RedisStoreStats = { messageBodyReads: 0, indexHeals: 0 };
   readonly #ctx: StoreContext;
   readonly #cache = new StateCache();
-  /**
-   * This store's commits of a session run one at a time (first come, first served). The
-   * script only writes when the session is still at the version the header was computed
-   * from, so concurrent commits of one process would race: the first to be answered
-   * retries first and wins every round, and a writer at the back could lose a hundred in a
-   * row. Queued, each commit is one round trip; other processes still race, fairly.
-   */
-  readonly #commits = new KeyedMutex();
   readonly #owned: boolean;
   #closed = false;
 
@@ -139,6 +124,7 @@ export class RedisStore<M = Message> implements FullStore<M> {
       cluster: isClusterClient(client),
       orderWrites: new IndexBatcher({ client, keys }),
       stats: this.stats,
+      sessionWrites: new KeyedMutex(),
     };
   }
 
@@ -253,16 +239,10 @@ export class RedisStore<M = Message> implements FullStore<M> {
     this.#open();
     assertId(errors, id);
     assertCommitInput(errors, id, input);
-    return this.#commits.run(
-      id,
-      COMMIT_QUEUE_TIMEOUT_MS,
-      () =>
-        errors.unavailable(`commit to session "${id}" waited too long behind this store's others`),
-      () => {
-        this.#open(); // closed while it waited: `closed`, as for any call after close()
-        return commitTurn(this.#ctx, this.#cache, id, input as CommitInput<unknown>);
-      },
-    );
+    return serialWrite(this.#ctx, id, () => {
+      this.#open(); // closed while it waited: `closed`, as for any call after close()
+      return commitTurn(this.#ctx, this.#cache, id, input as CommitInput<unknown>);
+    });
   }
 
   // ---------------------------------------------------------------- Brancher

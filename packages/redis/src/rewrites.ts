@@ -9,7 +9,7 @@ import {
   savedLineage,
   searchTextOf,
 } from '@sessionkit/core/adapter';
-import type { StoreContext } from './context.js';
+import { type StoreContext, serialWrite } from './context.js';
 import { errors } from './errors.js';
 import { readSnapshot } from './reads.js';
 import { writeRecord } from './session-io.js';
@@ -67,6 +67,16 @@ export async function mergeSession(
 ): Promise<string> {
   const child = await readSnapshot(ctx, childId, 0, -1, true);
   const parentId = parentToMergeInto(errors, child.header);
+  return serialWrite(ctx, parentId, () => mergeInto(ctx, cache, parentId, child));
+}
+
+/** The merge's write loop (`mergeSession`), run after this store's earlier writes of the parent. */
+async function mergeInto(
+  ctx: StoreContext,
+  cache: StateCache,
+  parentId: string,
+  child: Awaited<ReturnType<typeof readSnapshot>>,
+): Promise<string> {
   for (let attempt = 0; attempt < MAX_MERGE_ATTEMPTS; attempt++) {
     const parent = await readSnapshot(ctx, parentId, 0, 'none');
     const plan = planMerge(

@@ -14,7 +14,7 @@ import {
 } from '@sessionkit/core/adapter';
 import { childrenOfOne } from './children.js';
 import { decodeHeader, decodeLineage, decodeMessages } from './codec.js';
-import type { StoreContext } from './context.js';
+import { type StoreContext, serialWrite } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { readSnapshot } from './reads.js';
@@ -120,7 +120,16 @@ function deletedSide(id: string, reply: readonly unknown[]): PromotionSide {
  * the child before the child's own record changes, so the set never lacks a real child.
  * An unreadable child is left as it is.
  */
-async function promote(
+function promote(
+  ctx: StoreContext,
+  cache: StateCache,
+  childId: string,
+  deleted: PromotionSide,
+): Promise<void> {
+  return serialWrite(ctx, childId, () => promoteNow(ctx, cache, childId, deleted));
+}
+
+async function promoteNow(
   ctx: StoreContext,
   cache: StateCache,
   childId: string,

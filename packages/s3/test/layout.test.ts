@@ -37,6 +37,21 @@ describe('layout', () => {
     await store.close();
   });
 
+  it("a store's concurrent commits of one session land in call order, none lost", async () => {
+    // changeSession runs one store's writes of a session one at a time: they never race
+    // each other for a version (the first answered would win every round).
+    const store = await storeOn(target);
+    const s = await store.create({ id: newSessionId() });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.commit(s.id, { append: [msg(`c${i}`)] })),
+    );
+    expect(results.map((r) => r.revision)).toEqual(Array.from({ length: 10 }, (_, i) => i + 2));
+    expect(await store.loadMessages(s.id)).toEqual(
+      Array.from({ length: 10 }, (_, i) => msg(`c${i}`)),
+    );
+    await store.close();
+  });
+
   it('folding bounds the objects a load reads, and every revision is one version object', async () => {
     const store = await storeOn(target);
     const s = await store.create({ id: newSessionId(), messages: [msg('first')] });
