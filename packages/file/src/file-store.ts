@@ -94,13 +94,15 @@ export class FileStore<M = Message> implements FullStore<M> {
    * windowed reads read (a window reads the log's tail and only its part of the snapshot).
    * With `sync: 'group'`, `groupFlushes` counts the journal's flushes (one `fdatasync`
    * each) and `groupCommits` the commits they acknowledged: their quotient is the mean
-   * batch size.
+   * batch size. With `sync: true`, `inlineSyncs` counts the log fdatasyncs made on the
+   * event loop (see the `inlineSyncMs` option).
    */
   readonly stats: {
     transcriptReads: number;
     transcriptBytesRead: number;
     groupFlushes: number;
     groupCommits: number;
+    inlineSyncs: number;
   };
   readonly #ctx: StoreContext;
   #ready: Promise<void> | undefined;
@@ -243,11 +245,13 @@ export class FileStore<M = Message> implements FullStore<M> {
         await this.#open();
         const append = input.append ? (cloneJson(input.append) as unknown[]) : undefined;
         const replace = input.replace ? (cloneJson(input.replace) as unknown[]) : undefined;
-        return lockForWrite(
-          this.#ctx,
-          id,
-          () => commitLocked(this.#ctx, id, input as CommitInput<unknown>, append, replace),
-          true,
+        return this.#ctx.logSyncer.whileCommitting(() =>
+          lockForWrite(
+            this.#ctx,
+            id,
+            () => commitLocked(this.#ctx, id, input as CommitInput<unknown>, append, replace),
+            true,
+          ),
         );
       },
       id,

@@ -9,6 +9,7 @@ import {
   encodeSearchChunk,
   encodeSearchFile,
   isChunkedSearch,
+  mergeNewestChunks,
   SEARCH_MAGIC,
 } from '../format/search-codec.js';
 import { closeQuietly, writeAll } from '../io/fs-helpers.js';
@@ -25,12 +26,12 @@ export async function writeSearchFile(
   replaceSearchText(ctx, id, searchTextOf(messages));
 }
 
-/** Replaces the session's search file with `text` (one chunk; `fast`: zlib level 1). */
-function replaceSearchText(ctx: StoreContext, id: string, text: string, fast = false): void {
+/** Replaces the session's search file with `text` (one chunk). */
+function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   // Derived data (rebuilt by repair), so no fsync: a crash may only make search stale.
   const path = ctx.sessionPaths(id).search;
   ctx.keptFiles.drop(path);
-  replaceFileNoSync(path, tempPathFor(path), encodeSearchFile(text, fast));
+  replaceFileNoSync(path, tempPathFor(path), encodeSearchFile(text));
   ctx.searchStale.delete(id);
 }
 
@@ -45,17 +46,28 @@ export function readSearchText(ctx: StoreContext, id: string): string {
 }
 
 /**
- * Stores the session's search text as one chunk when it spans several (a fold calls it:
- * the whole text compresses far better than each turn's alone). It runs on the commit
- * path, about once per doubling of the session, so it compresses at zlib's fastest level:
- * at the default level it took a tenth of a long session's commit time, for a fifth
- * fewer search bytes. The caller holds the session lock. Best-effort: derived data.
+ * A chunk of this many compressed bytes (about 100 KiB of text) is left as it is by a
+ * fold's compaction: merging it again would cost its whole inflate and deflate once per
+ * fold for no fewer bytes, as deflate looks back only 32 KiB.
+ */
+const KEEP_CHUNK_BYTES = 32 * 1024;
+
+/**
+ * Merges the search chunks appended since the last fold into one (a fold calls it: a
+ * turn's text compresses far worse alone than with its neighbours). It runs on the commit
+ * path, about once per doubling of the session, and costs what was appended since the
+ * fold before, not the whole history: older merged chunks are copied as they are. The
+ * caller holds the session lock. Best-effort: derived data; a damaged file is left for
+ * `repair()`.
  */
 export function compactSearchFile(ctx: StoreContext, id: string): void {
   if (ctx.searchStale.has(id)) return;
   try {
-    const decoded = decodeSearchFile(readFileSync(ctx.sessionPaths(id).search));
-    if (decoded.chunks > 1 && !decoded.damaged) replaceSearchText(ctx, id, decoded.text, true);
+    const path = ctx.sessionPaths(id).search;
+    const merged = mergeNewestChunks(readFileSync(path), KEEP_CHUNK_BYTES);
+    if (!merged) return;
+    ctx.keptFiles.drop(path);
+    replaceFileNoSync(path, tempPathFor(path), merged);
   } catch {
     // left as it is; repair() rewrites it
   }

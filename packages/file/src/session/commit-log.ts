@@ -16,7 +16,7 @@ import { encodeAppendBody } from '../format/message-offsets.js';
 import { type HeaderJson, headerProblem, type LogMeta } from '../format/records.js';
 import { FORMAT_VERSION } from '../format/version.js';
 import { readFrameMeta } from '../io/frame-meta.js';
-import { closeQuietly, fdatasyncAsync, writeAll } from '../io/fs-helpers.js';
+import { closeQuietly, writeAll } from '../io/fs-helpers.js';
 import type { Fd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
@@ -34,8 +34,8 @@ export interface StateAfter {
  * Appends one record to the current log (truncating a torn tail first) and fsyncs it;
  * folds the log into a new snapshot when it has grown enough. The caller holds the lock
  * and has just read `tip` as a writer. `whileSyncing` (derived data: the search file)
- * runs on this thread while the fdatasync runs in the pool; its error is thrown once the
- * record is durable and the cached tip is current.
+ * runs on this thread while a thread-pool fdatasync runs (after an inline one); its error
+ * is thrown once the record is durable and the cached tip is current.
  */
 export async function appendLogRecord(
   ctx: StoreContext,
@@ -90,8 +90,8 @@ export async function appendLogRecord(
 /**
  * Writes `frame` at the end of the log at `path` and fdatasyncs it (with group commit:
  * waits for the journal flush that covers it): synchronous
- * open/write/close (microseconds on a local disk) and one thread-pool hop for the
- * fdatasync. The caller holds the lock and has just checked the log's inode (`tip`), so no
+ * open/write/close (microseconds on a local disk) and the fdatasync, inline or through
+ * the thread pool as the store's `LogSyncer` decides. The caller holds the lock and has just checked the log's inode (`tip`), so no
  * other writer can have replaced it: a known inode needs no fstat. The descriptor is kept
  * open for the next commit (`KeptFiles.take` hands it back only for the same inode).
  */
@@ -114,11 +114,11 @@ async function writeRecord(
     writeAll(fd, frame);
     if (ino === 0) ino = Number(fstatSync(fd).ino);
     // Group commit: the journal's next flush makes the record durable (see
-    // `io/group-journal.ts`); otherwise this log's own fdatasync.
+    // `io/group-journal.ts`); otherwise this log's own fdatasync (`io/log-syncer.ts`).
     const syncing = ctx.journal
       ? ctx.journal.commit(id, tip.snapRev, tip.logSize, frame, path)
       : ctx.options.sync
-        ? fdatasyncAsync(fd)
+        ? ctx.logSyncer.sync(fd)
         : undefined;
     try {
       whileSyncing?.();

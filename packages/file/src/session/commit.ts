@@ -58,8 +58,8 @@ export async function commitLocked(
     await writeSnapshot(ctx, id, after.header, after.lineage, replace);
     await writeSearchFile(ctx, id, replace);
   } else {
-    // The search text and the index record are prepared while the log's fdatasync runs;
-    // the index record is still appended only once the commit is durable.
+    // The search text and the index record are prepared while a thread-pool fdatasync of
+    // the log runs; the index record is still appended only once the commit is durable.
     await appendLogRecord(ctx, id, tip, after, append ?? [], 'commit', () => {
       appendSearchQuietly(ctx, id, append);
       indexed = encodeFrame(putRecord(entryOf(after.header, messageCount)));

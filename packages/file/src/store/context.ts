@@ -7,6 +7,7 @@ import { emptyIndex, type IndexState } from '../index-log/state.js';
 import { GroupJournal } from '../io/group-journal.js';
 import { KeptFiles } from '../io/kept-files.js';
 import { LockJudge } from '../io/lock-file.js';
+import { LogSyncer } from '../io/log-syncer.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
 import { LeaseTable } from '../session/lease.js';
@@ -22,6 +23,8 @@ export interface TranscriptStats {
   /** `sync: 'group'`: journal flushes (one fdatasync each) and the commits they acknowledged. */
   groupFlushes: number;
   groupCommits: number;
+  /** `sync: true`: log fdatasyncs made on the event loop (`LogSyncer`). */
+  inlineSyncs: number;
 }
 
 export class StoreContext {
@@ -35,6 +38,7 @@ export class StoreContext {
     transcriptBytesRead: 0,
     groupFlushes: 0,
     groupCommits: 0,
+    inlineSyncs: 0,
   };
   /** Set by `close()`: descriptors are no longer kept, calls fail with `closed`. */
   closed = false;
@@ -52,6 +56,8 @@ export class StoreContext {
   readonly leases: LeaseTable;
   /** With `sync: 'group'`: the journal whose flushes make commits durable. */
   readonly journal: GroupJournal | undefined;
+  /** Where log appends are fdatasync'd (`sync: true`): inline or in the thread pool. */
+  readonly logSyncer: LogSyncer;
   /** The index log as this store last read it (see `readIndexTail`). */
   index: IndexState = emptyIndex();
   /** The index's size right after this store last rewrote it (the compaction threshold). */
@@ -81,6 +87,7 @@ export class StoreContext {
     this.journal = options.groupCommit
       ? new GroupJournal(this.paths.journal, options.groupCommitMs, this.stats)
       : undefined;
+    this.logSyncer = new LogSyncer(options.inlineSyncMs, this.stats);
     this.leases = new LeaseTable({
       locksDir: this.paths.locks,
       wantsDir: this.paths.wants,
