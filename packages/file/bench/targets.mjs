@@ -161,25 +161,34 @@ function folderBytes(dir, kinds = { total: 0, transcript: 0, search: 0, index: 0
   return kinds;
 }
 
-/** Bytes per conversation after `turns` turns: the store's folder against raw appends. */
-async function bytesPerConversation(root, conversations, turns) {
+/**
+ * Bytes per conversation after `turns` turns: the store's folder against raw appends,
+ * the conversations written turn by turn; also the ratio after each of `checkpoints`
+ * turns (it moves between folds: a fold shrinks it).
+ */
+async function bytesPerConversation(root, conversations, turns, checkpoints) {
   const dir = join(root, 'bytes');
   const store = new FileStore({ dir, sync: false });
   const raw = join(root, 'bytes-raw');
   await fsp.mkdir(raw);
+  const handles = [];
   for (let c = 0; c < conversations; c++) {
     await store.create({ id: `b${c}`, title: `conversation ${c}` });
-    const h = await fsp.open(join(raw, `b${c}`), 'a');
-    for (let t = 0; t < turns; t++) {
-      await store.commit(`b${c}`, { append: turnOf(c * turns + t), increment: { turnCount: 1 } });
-      await h.write(turnBytes(c * turns + t));
-    }
-    await h.close();
+    handles.push(await fsp.open(join(raw, `b${c}`), 'a'));
   }
+  const along = [];
+  for (let t = 0; t < turns; t++) {
+    for (let c = 0; c < conversations; c++) {
+      await store.commit(`b${c}`, { append: turnOf(c * turns + t), increment: { turnCount: 1 } });
+      await handles[c].write(turnBytes(c * turns + t));
+    }
+    if (checkpoints.includes(t + 1)) along.push(folderBytes(dir).total / folderBytes(raw).total);
+  }
+  for (const h of handles) await h.close();
   await store.close();
   const per = (kinds) =>
     Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v / conversations]));
-  return { store: per(folderBytes(dir)), raw: folderBytes(raw).total / conversations };
+  return { store: per(folderBytes(dir)), raw: folderBytes(raw).total / conversations, along };
 }
 
 /** Runs every target measure and prints the figures and ratios. */
@@ -316,7 +325,8 @@ export async function targets(root) {
     '  (target >= 30 %)',
   );
 
-  const bytes = await bytesPerConversation(root, 10, 200);
+  const checkpoints = [25, 50, 75, 100, 150, 198, 200];
+  const bytes = await bytesPerConversation(root, 10, 200, checkpoints);
   const kib = (n) => `${fmt(n / 1024)} KiB`;
   const b = bytes.store;
   line(
@@ -326,6 +336,10 @@ export async function targets(root) {
   );
   line('bytes per conversation, 200 turns: raw append', kib(bytes.raw));
   line('ratio store / raw', `${fmt(b.total / bytes.raw, 2)}x`, '  (target <= 1.5x)');
+  line(
+    'ratio store / raw after n turns (n: ratio)',
+    bytes.along.map((r, i) => `${checkpoints[i]}: ${fmt(r, 2)}x`).join(', '),
+  );
   console.log('');
   if (!process.env.BENCH_NO_PEER) sqlitePeer(root);
 }

@@ -1,12 +1,15 @@
 // The format-4 search file (format/search-codec.ts): compressed chunks that concatenate to
 // the search text; a torn or damaged chunk loses only its own text.
+import { inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
   decodeSearchFile,
   encodeSearchChunk,
   encodeSearchFile,
+  encodeStoredChunk,
   mergeNewestChunks,
   SEARCH_MAGIC,
+  storedTailBytes,
 } from '../src/format/search-codec.js';
 
 describe('search codec', () => {
@@ -65,5 +68,42 @@ describe('search codec', () => {
     const torn = Buffer.concat([SEARCH_MAGIC, a!, b!.subarray(0, 5)]);
     expect(mergeNewestChunks(torn, 1 << 20)).toBeUndefined();
     expect(mergeNewestChunks(Buffer.from('Aplain Atext'), 1 << 20)).toBeUndefined();
+  });
+
+  it('a stored chunk is raw deflate any inflater reads, in blocks of at most 65,535 bytes', () => {
+    const long = `A${'ünïcödé text '.repeat(12_000)}`; // > 65,535 bytes: several blocks
+    for (const text of ['Aone', long]) {
+      const chunk = encodeStoredChunk(text);
+      expect(inflateRawSync(chunk.subarray(9)).toString('utf8')).toBe(text);
+      expect(decodeSearchFile(Buffer.concat([SEARCH_MAGIC, chunk])).text).toBe(text);
+    }
+    const bytes = Buffer.byteLength(long);
+    expect(encodeStoredChunk(long).length).toBe(9 + bytes + 5 * Math.ceil(bytes / 0xffff));
+  });
+
+  it('counts the stored chunks that end a file, and merges them even alone', () => {
+    const packed = encodeSearchChunk(`A${'compressed text '.repeat(30)}`);
+    const stored = ['Atwo', 'Athree'].map((t) => encodeStoredChunk(t));
+    const file = Buffer.concat([SEARCH_MAGIC, encodeStoredChunk('Aold'), packed, ...stored]);
+    expect(storedTailBytes(file)).toBe(stored[0]!.length + stored[1]!.length);
+    expect(storedTailBytes(Buffer.concat([SEARCH_MAGIC, packed]))).toBe(0);
+    expect(storedTailBytes(Buffer.from('Aplain'))).toBeUndefined();
+    expect(storedTailBytes(Buffer.concat([SEARCH_MAGIC, stored[0]!.subarray(0, 6)]))).toBe(
+      undefined,
+    );
+    // The compressed chunk (over the limit) and the older stored one before it stay; the
+    // two newest become one compressed chunk.
+    const merged = mergeNewestChunks(file, 20)!;
+    expect(merged.subarray(0, file.length - stored[0]!.length - stored[1]!.length)).toEqual(
+      file.subarray(0, file.length - stored[0]!.length - stored[1]!.length),
+    );
+    expect(storedTailBytes(merged)).toBe(0);
+    expect(decodeSearchFile(merged)).toMatchObject({
+      text: decodeSearchFile(file).text,
+      chunks: 3,
+    });
+    const lone = Buffer.concat([SEARCH_MAGIC, encodeStoredChunk('Asolo')]);
+    expect(decodeSearchFile(mergeNewestChunks(lone, 20)!).text).toBe('Asolo');
+    expect(storedTailBytes(mergeNewestChunks(lone, 20)!)).toBe(0);
   });
 });

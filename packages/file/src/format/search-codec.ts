@@ -1,12 +1,13 @@
-// The bytes of `search.txt` (format 4): the magic "SKS4", then chunks, each the raw-deflate
-// compression of a piece of the session's search text (core's `searchTextOf`: "A" + the
-// lower-cased text of each message). A commit appends one chunk (its turn's text); a
-// fold merges the chunks appended since the last fold into one; a rewrite stores the
-// whole text as one chunk. The text is the chunks' texts
-// concatenated. Format 3 stored the text itself, uncompressed; such files are read as
-// they are (and rewritten as format 4 on their next append). Pure (no I/O).
+// The bytes of `search.txt` (format 4): the magic "SKS4", then chunks, each a piece of the
+// session's search text (core's `searchTextOf`: "A" + the lower-cased text of each
+// message) as raw deflate. A commit appends one chunk (its turn's text) of stored deflate
+// blocks, that is uncompressed; once such chunks add up they are merged into one
+// compressed chunk (`mergeNewestChunks`); a rewrite stores the whole text as one
+// compressed chunk. The text is the chunks' texts concatenated. Format 3 stored the text
+// itself, uncompressed; such files are read as they are (and rewritten as format 4 on
+// their next append). Pure (no I/O).
 //
-//   chunk: "Z" | u32 LE length of the compressed bytes | u32 LE CRC-32 of them | bytes
+//   chunk: "Z" | u32 LE length of the deflated bytes | u32 LE CRC-32 of them | bytes
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { crc32 } from './crc32.js';
@@ -21,13 +22,68 @@ export function isChunkedSearch(buf: Uint8Array): boolean {
   return buf.length >= SEARCH_MAGIC.length && SEARCH_MAGIC.equals(buf.subarray(0, 4));
 }
 
+/** The longest stored deflate block (its length field has 16 bits). */
+const STORED_BLOCK_MAX = 0xffff;
+/** A stored block's header: the block-type byte, LEN and its complement NLEN. */
+const STORED_HEAD = 5;
+
 /**
- * One chunk holding `text`, compressed. `fast` (zlib level 1: a commit's turn, compressed
- * while its fdatasync runs, or a fold's compaction) trades about a fifth more bytes for a
- * compression several times cheaper than the default level's.
+ * One chunk holding `text`, compressed. `fast` (zlib level 1: a merge on the commit path)
+ * trades about a fifth more bytes for a compression several times cheaper than the
+ * default level's.
  */
 export function encodeSearchChunk(text: string, fast = false): Buffer {
-  const packed = deflateRawSync(Buffer.from(text, 'utf8'), fast ? { level: 1 } : {});
+  return chunkOf(deflateRawSync(Buffer.from(text, 'utf8'), fast ? { level: 1 } : {}));
+}
+
+/**
+ * One chunk holding `text` uncompressed: raw deflate made of stored blocks (RFC 1951,
+ * 3.2.4), which every inflater reads, so the file stays format 4 for any reader. A commit
+ * appends its turn this way: node:zlib spends tens of microseconds setting up a stream
+ * per call, more than compressing a turn takes, and a turn alone compresses poorly; its
+ * text is compressed once, with its neighbours', when the stored chunks are merged.
+ */
+export function encodeStoredChunk(text: string): Buffer {
+  const data = Buffer.from(text, 'utf8');
+  const blocks = Math.max(1, Math.ceil(data.length / STORED_BLOCK_MAX));
+  const packed = Buffer.allocUnsafe(data.length + blocks * STORED_HEAD);
+  let at = 0;
+  for (let b = 0; b < blocks; b++) {
+    const part = data.subarray(b * STORED_BLOCK_MAX, (b + 1) * STORED_BLOCK_MAX);
+    packed[at] = b === blocks - 1 ? 1 : 0; // BFINAL on the last block, BTYPE 00 (stored)
+    packed.writeUInt16LE(part.length, at + 1);
+    packed.writeUInt16LE(part.length ^ 0xffff, at + 3);
+    part.copy(packed, at + STORED_HEAD);
+    at += STORED_HEAD + part.length;
+  }
+  return chunkOf(packed);
+}
+
+/**
+ * The data of raw deflate `packed` when it is stored blocks only (as `encodeStoredChunk`
+ * writes them), read without zlib; `undefined` for any other deflate stream.
+ */
+function storedData(packed: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  for (let at = 0; at + STORED_HEAD <= packed.length; ) {
+    const head = packed[at];
+    const len = packed.readUInt16LE(at + 1);
+    if ((head !== 0 && head !== 1) || (len ^ 0xffff) !== packed.readUInt16LE(at + 3))
+      return undefined;
+    const end = at + STORED_HEAD + len;
+    if (end > packed.length) return undefined;
+    parts.push(packed.subarray(at + STORED_HEAD, end));
+    at = end;
+    if (head === 1) {
+      if (at !== packed.length) return undefined;
+      return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    }
+  }
+  return undefined;
+}
+
+/** A chunk of the deflated bytes `packed`. */
+function chunkOf(packed: Buffer): Buffer {
   const out = Buffer.allocUnsafe(CHUNK_HEAD + packed.length);
   out[0] = CHUNK_MARK;
   out.writeUInt32LE(packed.length, 1);
@@ -80,27 +136,28 @@ interface ChunkSpan {
 }
 
 /**
- * The file with its newest chunks that are each under `keepBytes` compressed bytes merged
- * into one chunk (zlib level 1), the chunks before them kept byte for byte: the same
- * text. A fold calls it, so each compaction costs what was appended since the one before
- * (the chunks it made reach `keepBytes` and are left alone), not the whole history, while
- * a chunk of that size compresses about as well as the whole text would (deflate looks
- * back 32 KiB at most). `undefined` when there is nothing to merge, or when the file is
- * not format 4 or holds bytes that are no whole chunk (it is left for `repair()`). Pure.
+ * The file with its newest chunks merged into one compressed chunk (zlib level 1): the
+ * stored (uncompressed) ones and the compressed ones under `keepBytes` deflated bytes,
+ * back to the newest compressed chunk of at least `keepBytes`; the chunks before are
+ * kept byte for byte: the same text. So a merge costs what was appended since the one
+ * before (the chunks merges make reach `keepBytes` and are then left alone), not the
+ * whole history, while a chunk of that size compresses about as well as the whole text
+ * would (deflate looks back 32 KiB at most). `undefined` when there is nothing to merge
+ * (no stored chunk, and fewer than two chunks to merge), or when the file is not format 4
+ * or holds bytes that are no whole chunk (it is left for `repair()`). Pure.
  */
 export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | undefined {
-  if (!isChunkedSearch(buf)) return undefined;
-  const spans: ChunkSpan[] = [];
-  for (let pos = SEARCH_MAGIC.length; pos < buf.length; ) {
-    const span = checkedChunkAt(buf, pos);
-    if (!span) return undefined;
-    spans.push(span);
-    pos = span.end;
-  }
+  const spans = chunkSpans(buf);
+  if (!spans) return undefined;
   let first = spans.length;
-  while (first > 0 && spans[first - 1]!.end - spans[first - 1]!.start - CHUNK_HEAD < keepBytes)
-    first--;
-  if (spans.length - first < 2) return undefined;
+  let stored = false;
+  for (; first > 0; first--) {
+    const span = spans[first - 1]!;
+    const isStored = storedData(packedOf(buf, span)) !== undefined;
+    if (!isStored && span.end - span.start - CHUNK_HEAD >= keepBytes) break;
+    stored ||= isStored;
+  }
+  if (spans.length - first < (stored ? 1 : 2)) return undefined;
   const texts: string[] = [];
   for (const span of spans.slice(first)) {
     const text = inflateChunk(buf, span);
@@ -109,6 +166,41 @@ export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | unde
   }
   const head = buf.subarray(0, spans[first]!.start);
   return Buffer.concat([head, encodeSearchChunk(texts.join(''), true)]);
+}
+
+/**
+ * Bytes of the stored (uncompressed) chunks that end the file: what merging them would
+ * compress. `undefined` when the file is not format 4 or holds bytes that are no whole
+ * chunk. Pure.
+ */
+export function storedTailBytes(buf: Buffer): number | undefined {
+  const spans = chunkSpans(buf);
+  if (!spans) return undefined;
+  let bytes = 0;
+  for (let i = spans.length - 1; i >= 0; i--) {
+    const span = spans[i]!;
+    if (storedData(packedOf(buf, span)) === undefined) break;
+    bytes += span.end - span.start;
+  }
+  return bytes;
+}
+
+/** Every chunk of a format-4 file, checked; `undefined` if some bytes are no whole chunk. */
+function chunkSpans(buf: Buffer): ChunkSpan[] | undefined {
+  if (!isChunkedSearch(buf)) return undefined;
+  const spans: ChunkSpan[] = [];
+  for (let pos = SEARCH_MAGIC.length; pos < buf.length; ) {
+    const span = checkedChunkAt(buf, pos);
+    if (!span) return undefined;
+    spans.push(span);
+    pos = span.end;
+  }
+  return spans;
+}
+
+/** The deflated bytes of a chunk. */
+function packedOf(buf: Buffer, span: ChunkSpan): Buffer {
+  return buf.subarray(span.start + CHUNK_HEAD, span.end);
 }
 
 /** The whole chunk starting at `pos` whose checksum holds, undecoded; or `undefined`. */
@@ -130,8 +222,11 @@ function chunkAt(buf: Buffer, pos: number): { text: string; end: number } | unde
 
 /** The text of a checksummed chunk, or `undefined` when it does not inflate. */
 function inflateChunk(buf: Buffer, span: ChunkSpan): string | undefined {
+  const packed = packedOf(buf, span);
+  const stored = storedData(packed);
+  if (stored) return stored.toString('utf8');
   try {
-    return inflateRawSync(buf.subarray(span.start + CHUNK_HEAD, span.end)).toString('utf8');
+    return inflateRawSync(packed).toString('utf8');
   } catch {
     return undefined;
   }

@@ -1,16 +1,17 @@
-// A session's `search.txt` (format 4: compressed chunks, see `format/search-codec.ts`) of
+// A session's `search.txt` (format 4: deflate chunks, see `format/search-codec.ts`) of
 // "A" + the lower-cased text of each message (core's `searchTextOf`): derived data written
 // without fsync and rebuilt by `repair()`.
 
-import { constants, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { searchTextOf, tempPathFor } from '@sessionkit/core/adapter';
 import {
   decodeSearchFile,
-  encodeSearchChunk,
   encodeSearchFile,
+  encodeStoredChunk,
   isChunkedSearch,
   mergeNewestChunks,
   SEARCH_MAGIC,
+  storedTailBytes,
 } from '../format/search-codec.js';
 import { closeQuietly, writeAll } from '../io/fs-helpers.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
@@ -32,6 +33,7 @@ function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   const path = ctx.sessionPaths(id).search;
   ctx.keptFiles.drop(path);
   replaceFileNoSync(path, tempPathFor(path), encodeSearchFile(text));
+  noteStoredTail(ctx, path, 0);
   ctx.searchStale.delete(id);
 }
 
@@ -46,91 +48,114 @@ export function readSearchText(ctx: StoreContext, id: string): string {
 }
 
 /**
- * A chunk of this many compressed bytes (about 100 KiB of text) is left as it is by a
- * fold's compaction: merging it again would cost its whole inflate and deflate once per
- * fold for no fewer bytes, as deflate looks back only 32 KiB.
+ * A merge leaves a compressed chunk of this many deflated bytes (about 100 KiB of text)
+ * alone: merging it again would cost its whole inflate and deflate for no fewer bytes, as
+ * deflate looks back only 32 KiB.
  */
 const KEEP_CHUNK_BYTES = 32 * 1024;
 
 /**
- * Merges the search chunks appended since the last fold into one (a fold calls it: a
- * turn's text compresses far worse alone than with its neighbours). It runs on the commit
- * path, about once per doubling of the session, and costs what was appended since the
- * fold before, not the whole history: older merged chunks are copied as they are. The
- * caller holds the session lock. Best-effort: derived data; a damaged file is left for
+ * The stored (uncompressed) turns that end a search file are merged into one compressed
+ * chunk once they are this many bytes and a quarter of the rest of the file
+ * (`MERGE_SHARE`): uncompressed text stays under 4 KiB or a fifth of a file, and a merge
+ * rewrites the file only after it has grown by a fifth, so each byte of it is copied by
+ * merges a bounded number of times, however long the session. (Measured: 16 KiB gave
+ * small sessions a tenth more bytes for no less CPU; a share of 8, more CPU.)
+ */
+const MERGE_MIN_BYTES = 4 * 1024;
+const MERGE_SHARE = 4;
+
+/**
+ * Merges the search chunks appended since the last merge into one (a fold calls it, so a
+ * folded session's search text is compressed however little was appended). The caller
+ * holds the session lock. Best-effort: derived data; a damaged file is left for
  * `repair()`.
  */
 export function compactSearchFile(ctx: StoreContext, id: string): void {
-  if (ctx.searchStale.has(id)) return;
+  if (!ctx.searchStale.has(id)) mergeSearchTail(ctx, ctx.sessionPaths(id).search);
+}
+
+/** `mergeNewestChunks` of the file at `path`, put in its place (best-effort). */
+function mergeSearchTail(ctx: StoreContext, path: string): void {
   try {
-    const path = ctx.sessionPaths(id).search;
     const merged = mergeNewestChunks(readFileSync(path), KEEP_CHUNK_BYTES);
     if (!merged) return;
     ctx.keptFiles.drop(path);
     replaceFileNoSync(path, tempPathFor(path), merged);
+    noteStoredTail(ctx, path, 0);
   } catch {
     // left as it is; repair() rewrites it
   }
 }
 
 /**
- * Appends the text of `messages` as one compressed chunk to the search file, through a
- * kept descriptor while the file at its path is still that inode (it is replaced, never
- * rewritten in place, by `writeSearchFile`). A format-3 file (plain text) is first
- * rewritten as format 4. Synchronous: it runs while the commit's fdatasync does.
+ * Appends the text of `messages` as one stored (uncompressed) chunk to the search file,
+ * through a kept descriptor while the file at its path is still that inode (it is
+ * replaced, never rewritten in place, by rewrites and merges), then merges the stored
+ * chunks that end the file once they are large enough (`MERGE_MIN_BYTES`). A format-3
+ * file (plain text) is first rewritten as format 4. Synchronous: it runs while a
+ * thread-pool fdatasync of the commit does.
  */
 export function appendSearchFile(ctx: StoreContext, id: string, messages: unknown[]): void {
   const text = searchTextOf(messages);
   if (!text) return;
   const path = ctx.sessionPaths(id).search;
   const st = statSync(path, { throwIfNoEntry: false });
-  if (st && st.size > 0 && !startsChunked(ctx, path, Number(st.ino))) {
+  const size = st?.size ?? 0;
+  let ino = st ? Number(st.ino) : 0;
+  let tail = size > 0 ? storedTailOf(ctx, path, ino) : 0;
+  if (tail === undefined) {
     // Format 3: the plain text; the whole file becomes one chunk with the turn's text.
     replaceSearchText(ctx, id, decodeSearchFile(readFileSync(path)).text + text);
     return;
   }
-  let fd = st ? ctx.keptFiles.take(path, Number(st.ino)) : undefined;
-  let ino = st ? Number(st.ino) : 0;
+  let fd = st ? ctx.keptFiles.take(path, ino) : undefined;
   if (fd === undefined) {
     fd = openSync(path, st ? constants.O_WRONLY | constants.O_APPEND : 'a', 0o600);
     ino = Number(fstatSync(fd).ino);
   }
+  // A new or empty file starts with the magic; each chunk holds whole messages' text,
+  // each starting with core's separator, so the chunks' texts concatenate to
+  // `searchTextOf` of the whole history.
+  const chunk = encodeStoredChunk(text);
   try {
-    // A new or empty file starts with the magic; each chunk holds whole messages' text,
-    // each starting with core's separator, so the chunks' texts concatenate to
-    // `searchTextOf` of the whole history.
-    const chunk = encodeSearchChunk(text, true);
-    writeAll(fd, st && st.size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
+    writeAll(fd, size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
   } catch (e) {
     closeQuietly(fd);
     throw e;
   }
   ctx.keepFile(path, fd, ino);
-  ctx.chunkedSearch.add(`${path}\u0000${ino}`);
+  tail += chunk.length;
+  const rest = (size > 0 ? size : SEARCH_MAGIC.length) + chunk.length - tail;
+  if (tail >= MERGE_MIN_BYTES && tail * MERGE_SHARE >= rest) mergeSearchTail(ctx, path);
+  else noteStoredTail(ctx, path, tail, ino);
 }
 
-/** Whether the search file at `path` (inode `ino`) is format 4 (remembered per inode). */
-function startsChunked(ctx: StoreContext, path: string, ino: number): boolean {
-  const key = `${path}\u0000${ino}`;
-  if (ctx.chunkedSearch.has(key)) return true;
-  let fd: number;
+/**
+ * Bytes of the stored chunks that end the search file at `path` (inode `ino`), known
+ * from this store's last append or merge of that inode, or else read from the file once;
+ * `undefined` for a format-3 file. A file with damaged bytes gets `-Infinity`: it is
+ * never merged (a merge would leave it as it is) until `repair()` rewrites it.
+ */
+function storedTailOf(ctx: StoreContext, path: string, ino: number): number | undefined {
+  const known = ctx.searchTails.get(`${path}\u0000${ino}`);
+  if (known !== undefined) return known;
+  let buf: Buffer;
   try {
-    fd = openSync(path, 'r');
+    buf = readFileSync(path);
   } catch {
-    return true; // gone meanwhile: the append creates a new one
+    return 0; // gone meanwhile: the append fails, and the commit marks search stale
   }
-  try {
-    const head = Buffer.alloc(SEARCH_MAGIC.length);
-    const n = readSync(fd, head, 0, head.length, 0);
-    const chunked = isChunkedSearch(head.subarray(0, n));
-    if (chunked) {
-      if (ctx.chunkedSearch.size >= 65_536) ctx.chunkedSearch.clear();
-      ctx.chunkedSearch.add(key);
-    }
-    return chunked;
-  } finally {
-    closeQuietly(fd);
-  }
+  if (!isChunkedSearch(buf)) return undefined;
+  return storedTailBytes(buf) ?? Number.NEGATIVE_INFINITY;
+}
+
+/** Remembers the stored tail of the search file at `path` (inode `ino`, else its current one). */
+function noteStoredTail(ctx: StoreContext, path: string, bytes: number, ino?: number): void {
+  const current = ino ?? statSync(path, { throwIfNoEntry: false })?.ino;
+  if (current === undefined) return;
+  if (ctx.searchTails.size >= 65_536) ctx.searchTails.clear();
+  ctx.searchTails.set(`${path}\u0000${Number(current)}`, bytes);
 }
 
 /**

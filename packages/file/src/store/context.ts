@@ -75,8 +75,12 @@ export class StoreContext {
    * commit was durable: the next commit of this store rewrites it whole (`repair()` too).
    */
   readonly searchStale = new Set<string>();
-  /** Search files (path and inode) known to be format 4, so an append need not check. */
-  readonly chunkedSearch = new Set<string>();
+  /**
+   * Search files (path and inode) known to be format 4, with the bytes of the stored
+   * (uncompressed) chunks that end them: an append then neither checks the format nor
+   * reads the file to decide on a merge.
+   */
+  readonly searchTails = new Map<string, number>();
   readonly #sessionPaths = new Map<string, SessionPaths>();
 
   constructor(options: ResolvedOptions) {
