@@ -1,9 +1,10 @@
 // The bytes of `search.txt` (format 4): the magic "SKS4", then chunks, each a piece of the
 // session's search text (core's `searchTextOf`: "A" + the lower-cased text of each
-// message) as raw deflate. A commit appends one chunk (its turn's text) of stored deflate
-// blocks, that is uncompressed; once such chunks add up they are merged into one
-// compressed chunk (`mergeNewestChunks`); a rewrite stores the whole text as one
-// compressed chunk. The text is the chunks' texts concatenated. Format 3 stored the text
+// message) as raw deflate. A commit appends one chunk with its turn's text: compressed,
+// or (in a large file, see `search/search-file.ts`) as stored deflate blocks, that is
+// uncompressed; once stored chunks add up they are merged with the small chunks before
+// them into one compressed chunk (`mergeNewestChunks`), as a fold does; a rewrite stores
+// the whole text as one compressed chunk. The text is the chunks' texts concatenated. Format 3 stored the text
 // itself, uncompressed; such files are read as they are (and rewritten as format 4 on
 // their next append). Pure (no I/O).
 //

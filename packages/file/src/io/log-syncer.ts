@@ -4,9 +4,8 @@
 // A thread-pool fdatasync costs a round trip: the request goes to a pool thread, and its
 // completion wakes the event loop again. For a lone writer that round trip is pure
 // latency (measured here: about a quarter of a lone writer's commit time), while nothing
-// else of the store could use the loop meanwhile. With
-// several commits in progress the pool is better: their fdatasyncs overlap, and the
-// kernel merges their journal commits. So a commit syncs inline only while it is the
+// else of the store could use the loop meanwhile. With several commits in progress the
+// pool is better: their fdatasyncs overlap, and the kernel merges their journal commits. So a commit syncs inline only while it is the
 // store's only commit in progress and the store's recent fdatasyncs were fast (a slow or
 // stalling disk must not stall the event loop: then the pool again).
 

@@ -89,10 +89,11 @@ export async function appendLogRecord(
 
 /**
  * Writes `frame` at the end of the log at `path` and fdatasyncs it (with group commit:
- * waits for the journal flush that covers it): synchronous
- * open/write/close (microseconds on a local disk) and the fdatasync, inline or through
- * the thread pool as the store's `LogSyncer` decides. The caller holds the lock and has just checked the log's inode (`tip`), so no
- * other writer can have replaced it: a known inode needs no fstat. The descriptor is kept
+ * waits for the journal flush that covers it): synchronous open/write/close
+ * (microseconds on a local disk) and the fdatasync, inline or through the thread pool as
+ * the store's `LogSyncer` decides. The caller holds the lock and has just checked the
+ * log's inode (`tip`), so no other writer can have replaced it: a known inode needs no
+ * fstat. The descriptor is kept
  * open for the next commit (`KeptFiles.take` hands it back only for the same inode).
  */
 async function writeRecord(
