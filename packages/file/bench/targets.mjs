@@ -214,58 +214,31 @@ export async function targets(root) {
     chunk,
   );
   const line = (label, value, note = '') => console.log(`  ${label.padEnd(52)}${value}${note}`);
-  line('raw append + fdatasync, 1 file', `${fmt(durable.median('raw1'))} turns/s`);
-  line('sync: true, 1 live session', `${fmt(durable.median('store1'))} turns/s`);
-  line('sync: true, 30 live sessions (round robin)', `${fmt(durable.median('store30'))} turns/s`);
-  line(
-    `raw append + fdatasync, ${fmt(many)} files (round robin)`,
-    `${fmt(durable.median('rawMany'))} turns/s`,
-  );
-  line(
-    `sync: true, ${fmt(many)} live sessions (round robin)`,
-    `${fmt(durable.median('storeMany'))} turns/s`,
-  );
-  line(
-    'ratio sync:true(1) / raw',
-    `${fmt(100 * durable.ratio('store1', 'raw1'), 1)} %`,
-    '  (target >= 70 %)',
-  );
-  line(
+  const turnsLine = (label, key) => line(label, `${fmt(durable.median(key))} turns/s`);
+  const percentLine = (label, key, base, note = '') =>
+    line(label, `${fmt(100 * durable.ratio(key, base), 1)} %`, note);
+  turnsLine('raw append + fdatasync, 1 file', 'raw1');
+  turnsLine('sync: true, 1 live session', 'store1');
+  turnsLine('sync: true, 30 live sessions (round robin)', 'store30');
+  turnsLine(`raw append + fdatasync, ${fmt(many)} files (round robin)`, 'rawMany');
+  turnsLine(`sync: true, ${fmt(many)} live sessions (round robin)`, 'storeMany');
+  percentLine('ratio sync:true(1) / raw', 'store1', 'raw1', '  (target >= 70 %)');
+  percentLine(
     `ratio sync:true(${fmt(many)}) / raw(${fmt(many)})`,
-    `${fmt(100 * durable.ratio('storeMany', 'rawMany'), 1)} %`,
+    'storeMany',
+    'rawMany',
     '  (target >= 70 %)',
   );
-  line(
-    `ratio sync:true(${fmt(many)}) / raw(1 file)`,
-    `${fmt(100 * durable.ratio('storeMany', 'raw1'), 1)} %`,
-  );
-  line('ratio sync:true(30) / raw(1 file)', `${fmt(100 * durable.ratio('store30', 'raw1'), 1)} %`);
+  percentLine(`ratio sync:true(${fmt(many)}) / raw(1 file)`, 'storeMany', 'raw1');
+  percentLine('ratio sync:true(30) / raw(1 file)', 'store30', 'raw1');
   // The store's lone commit fdatasyncs inline (`inlineSyncMs`); the same append made
   // inline, and the store held to the thread pool, show what that choice is worth.
-  line(
-    'raw append + blocking fdatasyncSync, 1 file',
-    `${fmt(durable.median('rawInline1'))} turns/s`,
-  );
-  line(
-    'sync: true, 1 session, inlineSyncMs: 0 (pool)',
-    `${fmt(durable.median('storePooled1'))} turns/s`,
-  );
-  line(
-    'ratio sync:true(1) / raw with fdatasyncSync',
-    `${fmt(100 * durable.ratio('store1', 'rawInline1'), 1)} %`,
-  );
-  line(
-    'ratio sync:true(1), thread pool / raw',
-    `${fmt(100 * durable.ratio('storePooled1', 'raw1'), 1)} %`,
-  );
-  line(
-    'raw overwrite of preallocated space + fdatasync',
-    `${fmt(durable.median('rawPre'))} turns/s`,
-  );
-  line(
-    'ratio raw preallocated / raw append (1 file)',
-    `${fmt(100 * durable.ratio('rawPre', 'raw1'), 1)} %`,
-  );
+  turnsLine('raw append + blocking fdatasyncSync, 1 file', 'rawInline1');
+  turnsLine('sync: true, 1 session, inlineSyncMs: 0 (pool)', 'storePooled1');
+  percentLine('ratio sync:true(1) / raw with fdatasyncSync', 'store1', 'rawInline1');
+  percentLine('ratio sync:true(1), thread pool / raw', 'storePooled1', 'raw1');
+  turnsLine('raw overwrite of preallocated space + fdatasync', 'rawPre');
+  percentLine('ratio raw preallocated / raw append (1 file)', 'rawPre', 'raw1');
 
   // Eight concurrent writers, each on its own session: fsync per commit against group commit.
   const perWriter = Number(process.env.BENCH_GROUP_TURNS ?? 60);

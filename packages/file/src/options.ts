@@ -150,21 +150,8 @@ export function resolveOptions(options: FileStoreOptions): ResolvedOptions {
       `FileStore: sync must be true, false or 'group', got ${String(options.sync)}`,
     );
   }
-  const groupMs = options.groupCommitMs ?? DEFAULT_GROUP_COMMIT_MS;
-  if (typeof groupMs !== 'number' || !Number.isFinite(groupMs) || groupMs < 0 || groupMs > 1000) {
-    throw errors.invalid(
-      `FileStore: groupCommitMs must be a number from 0 to 1000, got ${groupMs}`,
-    );
-  }
-  const inlineMs = options.inlineSyncMs ?? DEFAULT_INLINE_SYNC_MS;
-  if (
-    typeof inlineMs !== 'number' ||
-    !Number.isFinite(inlineMs) ||
-    inlineMs < 0 ||
-    inlineMs > 100
-  ) {
-    throw errors.invalid(`FileStore: inlineSyncMs must be a number from 0 to 100, got ${inlineMs}`);
-  }
+  const groupMs = msFrom('groupCommitMs', options.groupCommitMs ?? DEFAULT_GROUP_COMMIT_MS, 1000);
+  const inlineMs = msFrom('inlineSyncMs', options.inlineSyncMs ?? DEFAULT_INLINE_SYNC_MS, 100);
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs < 0) {
     throw errors.invalid(`FileStore: leaseMs must be a number >= 0, got ${leaseMs}`);
@@ -181,4 +168,12 @@ export function resolveOptions(options: FileStoreOptions): ResolvedOptions {
     inlineSyncMs: inlineMs,
     leaseMs,
   };
+}
+
+/** `value` when it is a number from 0 to `max`; else `invalid_argument` naming `name`. */
+function msFrom(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+    throw errors.invalid(`FileStore: ${name} must be a number from 0 to ${max}, got ${value}`);
+  }
+  return value;
 }

@@ -124,5 +124,8 @@ describe('FileStore inlineSyncMs', () => {
     expect(() => new FileStore({ dir: root, inlineSyncMs: -1 })).toThrow(/inlineSyncMs/);
     expect(() => new FileStore({ dir: root, inlineSyncMs: 101 })).toThrow(/inlineSyncMs/);
     expect(() => new FileStore({ dir: root, inlineSyncMs: Number.NaN })).toThrow(/inlineSyncMs/);
+    // groupCommitMs shares the range check.
+    expect(() => new FileStore({ dir: root, groupCommitMs: 1001 })).toThrow(/groupCommitMs/);
+    expect(() => new FileStore({ dir: root, groupCommitMs: 1000 })).not.toThrow();
   });
 });

@@ -150,23 +150,22 @@ interface ChunkSpan {
 export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | undefined {
   const spans = chunkSpans(buf);
   if (!spans) return undefined;
-  let first = spans.length;
-  let stored = false;
-  for (; first > 0; first--) {
-    const span = spans[first - 1]!;
-    const isStored = storedData(packedOf(buf, span)) !== undefined;
-    if (!isStored && span.end - span.start - CHUNK_HEAD >= keepBytes) break;
-    stored ||= isStored;
-  }
-  if (spans.length - first < (stored ? 1 : 2)) return undefined;
+  // Back from the end, each chunk read once: stored ones and small compressed ones join.
   const texts: string[] = [];
-  for (const span of spans.slice(first)) {
-    const text = inflateChunk(buf, span);
+  let stored = false;
+  let first = spans.length;
+  for (; first > 0; first--) {
+    const packed = packedOf(buf, spans[first - 1]!);
+    const data = storedData(packed);
+    if (!data && packed.length >= keepBytes) break;
+    const text = data ? data.toString('utf8') : inflatePacked(packed);
     if (text === undefined) return undefined;
     texts.push(text);
+    stored ||= data !== undefined;
   }
+  if (texts.length < (stored ? 1 : 2)) return undefined;
   const head = buf.subarray(0, spans[first]!.start);
-  return Buffer.concat([head, encodeSearchChunk(texts.join(''), true)]);
+  return Buffer.concat([head, encodeSearchChunk(texts.reverse().join(''), true)]);
 }
 
 /**
@@ -225,7 +224,11 @@ function chunkAt(buf: Buffer, pos: number): { text: string; end: number } | unde
 function inflateChunk(buf: Buffer, span: ChunkSpan): string | undefined {
   const packed = packedOf(buf, span);
   const stored = storedData(packed);
-  if (stored) return stored.toString('utf8');
+  return stored ? stored.toString('utf8') : inflatePacked(packed);
+}
+
+/** Compressed deflate bytes inflated to text, or `undefined` when they do not inflate. */
+function inflatePacked(packed: Buffer): string | undefined {
   try {
     return inflateRawSync(packed).toString('utf8');
   } catch {

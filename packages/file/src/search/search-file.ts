@@ -153,7 +153,7 @@ export function appendSearchFile(ctx: StoreContext, id: string, messages: unknow
  * never merged (a merge would leave it as it is) until `repair()` rewrites it.
  */
 function storedTailOf(ctx: StoreContext, path: string, ino: number): number | undefined {
-  const known = ctx.searchTails.get(`${path}\u0000${ino}`);
+  const known = ctx.searchTails.get(tailKey(path, ino));
   if (known !== undefined) return known;
   let buf: Buffer;
   try {
@@ -165,12 +165,15 @@ function storedTailOf(ctx: StoreContext, path: string, ino: number): number | un
   return storedTailBytes(buf) ?? Number.NEGATIVE_INFINITY;
 }
 
+/** The key of a search file (path and inode) in `ctx.searchTails`. */
+const tailKey = (path: string, ino: number) => `${path}\u0000${ino}`;
+
 /** Remembers the stored tail of the search file at `path` (inode `ino`, else its current one). */
 function noteStoredTail(ctx: StoreContext, path: string, bytes: number, ino?: number): void {
   const current = ino ?? statSync(path, { throwIfNoEntry: false })?.ino;
   if (current === undefined) return;
   if (ctx.searchTails.size >= 65_536) ctx.searchTails.clear();
-  ctx.searchTails.set(`${path}\u0000${Number(current)}`, bytes);
+  ctx.searchTails.set(tailKey(path, Number(current)), bytes);
 }
 
 /**
