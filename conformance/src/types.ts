@@ -94,6 +94,10 @@ export const SPEC_NAMES = [
   'message-window',
   'model',
   'open-store',
+  'operations',
+  'truncate',
+  'signal',
+  'input',
 ] as const;
 
 export type SpecName = (typeof SPEC_NAMES)[number];

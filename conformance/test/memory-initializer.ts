@@ -19,7 +19,7 @@ const CORRUPTIONS: ((records: Map<string, unknown>, id: string, record: Raw) => 
     r.messages = { not: 'an array' };
   },
   (_, __, r) => {
-    r.searchText = 42;
+    r.searchTexts = 42;
   },
   (_, __, r) => {
     r.events = 'none';
@@ -72,7 +72,7 @@ const INDEX_DAMAGE: ((backend: MemoryBackend, id: string) => void)[] = [
       title: 'stale',
       messageCount: 0,
       updatedAt: new Date(0),
-      searchText: '',
+      searchText: [],
     });
   },
   // A missing entry.

@@ -7,17 +7,21 @@ import { concurrencySpec } from './concurrency.js';
 import { errorMessageSpec } from './error-messages.js';
 import { eventLogSpec } from './event-log.js';
 import { historyReaderSpec } from './history-reader.js';
+import { inputOnceSpec } from './input-once.js';
 import { storeListingSpec } from './listing.js';
 import { mergeSpec } from './merge.js';
 import { messageWindowSpec } from './message-window.js';
 import { modelBasedSpec } from './model-based.js';
 import { openStoreSpec } from './open-store.js';
+import { operationsSpec } from './operations.js';
 import { prunerSpec } from './pruner.js';
 import { repairerSpec } from './repairer.js';
 import { runtimeStatusSpec } from './runtime-status.js';
 import { searchSpec } from './search.js';
 import { sessionRouterSpec } from './session-router.js';
+import { signalSpec } from './signal.js';
 import { storeSpec } from './store.js';
+import { truncateSpec } from './truncate.js';
 import { valueLimitsSpec } from './value-limits.js';
 
 /** Every spec file's tests, in the order they run. */
@@ -39,6 +43,10 @@ export const ALL_SPECS: Record<SpecName, ConformanceTest[]> = {
   'message-window': messageWindowSpec,
   model: modelBasedSpec,
   'open-store': openStoreSpec,
+  operations: operationsSpec,
+  truncate: truncateSpec,
+  signal: signalSpec,
+  input: inputOnceSpec,
 };
 
 /** Human titles used in `describe` blocks. */
@@ -60,4 +68,8 @@ export const SPEC_TITLES: Record<SpecName, string> = {
   'message-window': 'HistoryReader: windows',
   model: 'model-based',
   'open-store': 'openStore(url)',
+  operations: 'Committer: operation ids',
+  truncate: 'Committer: truncate',
+  signal: 'signals',
+  input: 'input read once',
 };

@@ -8,7 +8,7 @@ import type {
 } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec, type TestContext } from '../harness.js';
-import { createSession, expectCode, inBackground, msg, tick } from './util.js';
+import { createSession, expectCode, inBackground, msg, tick, turns } from './util.js';
 
 type H = Store & HistoryReader & Committer;
 
@@ -115,6 +115,22 @@ export const messageWindowSpec = defineSpec('message-window', 'HistoryReader', (
     },
     { requires: ['Committer'] },
   );
+
+  t.test('a bad window is invalid_argument naming what is wrong', async (ctx) => {
+    const store = ctx.store as H;
+    const s = await createSession(ctx, { messages: turns(2) });
+    const cases: [unknown, RegExp][] = [
+      [{ last: -1 }, /\blast\b/],
+      [{ offset: 1.5 }, /\boffset\b/],
+      [{ limit: 'ten' }, /\blimit\b/],
+      [{ last: 1, offset: 0 }, /\blast\b.*\boffset\b/],
+      [{ lats: 1 }, /"lats"/],
+    ];
+    for (const [window, names] of cases) {
+      const e = await expectCode(store.loadMessages(s.id, window as never), 'invalid_argument');
+      expect(e.message, JSON.stringify(window)).toMatch(names);
+    }
+  });
 
   t.test('loadMessageWindow reports offset, messageCount and revision', async (ctx) => {
     const read = windowReader(ctx);

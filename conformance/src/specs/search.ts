@@ -87,6 +87,77 @@ export const searchSpec = defineSpec('search', 'Store', (t) => {
     expect(await ids(ctx.store, folder, 'part')).toEqual([parts.id]);
   });
 
+  t.test('query reads parts: parts[], content.parts[] and typed content parts', async (ctx) => {
+    // The AI SDK's UIMessage (parts), Mastra's stored message (content.parts) and provider
+    // content parts: the text of a part whose type is "text" or absent is searched; tool
+    // calls, their inputs and outputs, reasoning and files are not.
+    const folder = ctx.folder();
+    const ui = await createSession(ctx, {
+      folder,
+      messages: [
+        {
+          id: 'm1',
+          role: 'assistant',
+          parts: [
+            { type: 'reasoning', text: 'hidden pangolin' },
+            { type: 'text', text: 'Visible Okapi' },
+            {
+              type: 'tool-weather',
+              toolCallId: 'c1',
+              input: { city: 'quokka' },
+              output: 'sunny axolotl',
+            },
+            { type: 'file', mediaType: 'text/plain', url: 'https://example.invalid/tapir.txt' },
+          ],
+        } as never,
+      ],
+    });
+    const mastra = await createSession(ctx, {
+      folder,
+      messages: [
+        {
+          role: 'user',
+          content: {
+            format: 2,
+            parts: [{ type: 'text', text: 'Mastra Capybara' }, { text: 'untyped Jerboa' }],
+          },
+        } as never,
+      ],
+    });
+    const typed = await createSession(ctx, {
+      folder,
+      messages: [
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'typed Civet' },
+            { type: 'reasoning', text: 'thinking Dingo' },
+            { type: 'tool-call', toolCallId: 'c2', toolName: 'lookup', input: { q: 'Gharial' } },
+          ],
+        } as never,
+      ],
+    });
+    expect(await ids(ctx.store, folder, 'okapi')).toEqual([ui.id]);
+    expect(await ids(ctx.store, folder, 'capybara')).toEqual([mastra.id]);
+    expect(await ids(ctx.store, folder, 'jerboa')).toEqual([mastra.id]);
+    expect(await ids(ctx.store, folder, 'civet')).toEqual([typed.id]);
+    for (const miss of ['pangolin', 'quokka', 'axolotl', 'tapir', 'dingo', 'gharial', 'weather']) {
+      expect(await ids(ctx.store, folder, miss), `query "${miss}"`).toEqual([]);
+    }
+  });
+
+  t.test('a lone surrogate in a message is searched as U+FFFD', async (ctx) => {
+    // Every backend searches well-formed text: what a UTF-8 round trip would make of it.
+    const folder = ctx.folder();
+    const s = await createSession(ctx, {
+      folder,
+      messages: [{ role: 'user', content: 'broken\uD800pair' }],
+    });
+    expect(await ids(ctx.store, folder, 'broken\uFFFDpair')).toEqual([s.id]);
+    expect(await ids(ctx.store, folder, 'pair')).toEqual([s.id]);
+    expect((await ctx.store.load(s.id)).messages[0]!.content).toBe('broken\uD800pair');
+  });
+
   t.test('search follows save, replace, merge and clone', async (ctx) => {
     const folder = ctx.folder();
     const s = await createSession(ctx, { folder, messages: [msg('user', 'original walrus')] });

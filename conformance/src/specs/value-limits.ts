@@ -27,7 +27,24 @@ const YEAR_0 = new Date(-62_135_596_800_000 - 1);
 const long = (n: number) => 'x'.repeat(n);
 
 /** Sessions a broken adapter might create while failing to reject these cases. */
-const CREATED_IDS = ['deep-msg', 'deep-state', 'far-deep', 'year-10000', 'year-0', 'big-turn'];
+const CREATED_IDS = [
+  'deep-msg',
+  'deep-state',
+  'far-deep',
+  'year-10000',
+  'year-0',
+  'big-turn',
+  'long-title',
+  'long-folder',
+  'long-status',
+  'long-model',
+  'long-provider',
+  'long-mode',
+  'long-meta-key',
+  'long-meta-value',
+  'nul-title',
+  'surrogate-folder',
+];
 
 const CASES: BadInput[] = [
   // Nesting: at most 512 levels, on every write that takes JSON.
@@ -178,7 +195,40 @@ const CASES: BadInput[] = [
     capability: 'Committer',
     call: (s, { session }) => s.commit(session.id, { expectedMessageCount: 1.5, append: [] }),
   },
-  // Text caps.
+  // Text caps, on create as on every other write.
+  {
+    name: `create with a title of ${MAX_TITLE_LENGTH + 1} chars`,
+    capability: 'Store',
+    call: (s) => s.create({ id: 'long-title', title: long(MAX_TITLE_LENGTH + 1) }),
+  },
+  ...(['folder', 'status', 'model', 'provider', 'mode'] as const).map(
+    (field): BadInput => ({
+      name: `create with a ${field} of ${MAX_SHORT_TEXT_LENGTH + 1} chars`,
+      capability: 'Store',
+      call: (s) => s.create({ id: `long-${field}`, [field]: long(MAX_SHORT_TEXT_LENGTH + 1) }),
+    }),
+  ),
+  {
+    name: `create with a metadata key of ${MAX_SHORT_TEXT_LENGTH + 1} chars`,
+    capability: 'Store',
+    call: (s) =>
+      s.create({ id: 'long-meta-key', metadata: { [long(MAX_SHORT_TEXT_LENGTH + 1)]: 'v' } }),
+  },
+  {
+    name: 'create with a metadata value over 1 MiB of chars',
+    capability: 'Store',
+    call: (s) => s.create({ id: 'long-meta-value', metadata: { k: long((1 << 20) + 1) } }),
+  },
+  {
+    name: 'create with a NUL in the title',
+    capability: 'Store',
+    call: (s) => s.create({ id: 'nul-title', title: 'a\u0000b' }),
+  },
+  {
+    name: 'create with a lone surrogate in the folder',
+    capability: 'Store',
+    call: (s) => s.create({ id: 'surrogate-folder', folder: 'a\uD800b' }),
+  },
   {
     name: `save with a title of ${MAX_TITLE_LENGTH + 1} chars`,
     capability: 'Store',

@@ -53,7 +53,7 @@ export const CONTRACT_VARIANTS: BrokenVariant[] = [
           updatedAt: nextUpdatedAt(parent.header.updatedAt),
         };
         parent.messages = structuredClone(child.messages);
-        parent.searchText = child.searchText;
+        parent.searchTexts = child.searchTexts.slice();
         await putRecord(inner);
         return inner.load(parent.header.id);
       },

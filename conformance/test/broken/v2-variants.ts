@@ -49,7 +49,7 @@ export const V2_VARIANTS: BrokenVariant[] = [
       async clone(id: string) {
         const copy = await inner.clone(id);
         const entry = inner.backend.index.get(copy.id);
-        if (entry) inner.backend.index.set(copy.id, { ...entry, messageCount: 0, searchText: '' });
+        if (entry) inner.backend.index.set(copy.id, { ...entry, messageCount: 0, searchText: [] });
         return copy;
       },
     }),

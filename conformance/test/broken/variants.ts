@@ -10,6 +10,7 @@ import { childIds, MemoryStore } from '@sessionkit/memory';
 import type { ConformanceInitializer, SpecName } from '../../src/index.js';
 import { memoryInitializer } from '../memory-initializer.js';
 import { CONTRACT_VARIANTS } from './contract-variants.js';
+import { FRAMEWORK_VARIANTS } from './framework-variants.js';
 import { KIT_VARIANTS } from './kit-variants.js';
 import { V2_VARIANTS } from './v2-variants.js';
 
@@ -358,4 +359,5 @@ export const BROKEN_VARIANTS: BrokenVariant[] = [
   ...CONTRACT_VARIANTS,
   ...V2_VARIANTS,
   ...KIT_VARIANTS,
+  ...FRAMEWORK_VARIANTS,
 ];

@@ -2,7 +2,7 @@
 // produces, the runtime-status size check, router argument checks and the router's
 // resolve rule. Adapters keep storage; these keep the contract's meaning in one place.
 import type { ErrorFactory } from './errors.js';
-import { assertJsonValue } from './json-value.js';
+import { copyJson } from './input/json-value-copy.js';
 import { cloneJson, compareListOrder, nextUpdatedAt } from './session.js';
 import type { RouterRow, Session } from './types.js';
 import { assertId, assertRouterKey, MAX_RUNTIME_STATUS_BYTES } from './validate.js';
@@ -120,8 +120,8 @@ export function cloneHeader(
  */
 export function runtimeStatusText(errors: ErrorFactory, id: unknown, status: unknown): string {
   assertId(errors, id);
-  assertJsonValue(errors, status, 'runtime status');
-  const text = JSON.stringify(status);
+  // Copied once, then serialised: the text is exactly what was validated.
+  const text = JSON.stringify(copyJson(errors, status, 'runtime status'));
   // Stryker disable next-line StringLiteral: equivalent — UTF-8 is byteLength's default.
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_RUNTIME_STATUS_BYTES) {

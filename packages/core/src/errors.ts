@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'corrupt',
   'unavailable',
   'closed',
+  'aborted',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -98,6 +99,12 @@ export function errorsFor(adapter: string) {
     unavailable: (detail: string, cause?: unknown) =>
       make('unavailable', `backend unavailable: ${detail} — safe to retry`, { cause }),
     closed: () => make('closed', 'the store is closed'),
+    aborted: (operation: string, sessionId?: string) =>
+      make(
+        'aborted',
+        `${operation}${sessionId === undefined ? '' : ` of session "${sessionId}"`} was aborted by its signal — nothing was written`,
+        { sessionId },
+      ),
   };
 }
 

@@ -84,18 +84,32 @@ export function branchedLineage(
   };
 }
 
-/** Whether a commit rewrites the history (a `replace`, whatever it holds) rather than appending. */
-export function commitRewritesHistory(input: Pick<CommitInput<unknown>, 'replace'>): boolean {
-  return input.replace !== undefined;
+/**
+ * Whether a commit rewrites the history rather than only appending to it: a `replace`
+ * (whatever it holds), or a `truncate` that drops at least one of the `messageCount`
+ * stored messages.
+ */
+export function commitRewritesHistory(
+  input: Pick<CommitInput<unknown>, 'replace' | 'truncate'>,
+  messageCount = Number.POSITIVE_INFINITY,
+): boolean {
+  if (input.replace !== undefined) return true;
+  return input.truncate !== undefined && input.truncate < messageCount;
 }
 
-/** The lineage after a commit: one more rewrite when `commitRewritesHistory`. */
+/**
+ * The lineage after a commit over a history of `messageCount` messages: one more rewrite
+ * when `commitRewritesHistory`.
+ */
 export function committedLineage(
   lineage: HistoryLineage,
-  input: Pick<CommitInput<unknown>, 'replace'>,
+  input: Pick<CommitInput<unknown>, 'replace' | 'truncate'>,
+  messageCount = Number.POSITIVE_INFINITY,
 ): HistoryLineage {
   // Stryker disable next-line ArithmeticOperator: equivalent — rewrites is only compared for equality with a copy taken earlier, and a step of −1 tells the same states apart as +1.
-  return commitRewritesHistory(input) ? { ...lineage, rewrites: lineage.rewrites + 1 } : lineage;
+  return commitRewritesHistory(input, messageCount)
+    ? { ...lineage, rewrites: lineage.rewrites + 1 }
+    : lineage;
 }
 
 /**

@@ -1,7 +1,8 @@
 // loadMessages windows: validation of `{last}` / `{offset, limit}` and the range they select.
 import type { ErrorFactory } from './errors.js';
+import { readInput } from './input/fields.js';
 import type { MessageWindowQuery } from './types.js';
-import { assertCount, assertKnownKeys } from './validate.js';
+import { assertCount } from './validate.js';
 
 /** A validated `loadMessages` window: everything, the last `n`, or a range from `offset`. */
 export type NormalizedMessageWindow =
@@ -20,8 +21,8 @@ export function normalizeMessageWindow(
   window: MessageWindowQuery | undefined,
 ): NormalizedMessageWindow {
   if (window === undefined) return { kind: 'all' };
-  assertKnownKeys(errors, window, ['last', 'offset', 'limit'], 'loadMessages: window');
-  const { last, offset, limit } = window;
+  const w = readInput(errors, window, ['last', 'offset', 'limit'], 'loadMessages: window');
+  const { last, offset, limit } = w;
   for (const [key, v] of [
     ['last', last],
     ['offset', offset],
@@ -33,10 +34,14 @@ export function normalizeMessageWindow(
     if (offset !== undefined || limit !== undefined) {
       throw errors.invalid('loadMessages: give either {last} or {offset, limit}, not both');
     }
-    return { kind: 'last', last };
+    return { kind: 'last', last: last as number };
   }
   if (offset === undefined && limit === undefined) return { kind: 'all' };
-  return { kind: 'range', offset: offset ?? 0, limit };
+  return {
+    kind: 'range',
+    offset: (offset as number | undefined) ?? 0,
+    limit: limit as number | undefined,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { incrementedCost, incrementedCount } from './counters.js';
 import { type ErrorFactory, errorsFor } from './errors.js';
 import { newSessionId } from './ids.js';
+import type { NormalizedListOptions } from './input/list-input.js';
 import type {
   CommitInput,
   JsonValue,
@@ -9,7 +10,6 @@ import type {
   SessionInput,
   SessionSummary,
 } from './types.js';
-import type { NormalizedListOptions } from './validate.js';
 
 const coreErrors = errorsFor('core');
 
@@ -32,30 +32,49 @@ export function isSubSession(session: { parentId?: string | undefined }): boolea
 export const AUTO_TITLE_LENGTH = 72;
 
 /**
- * The searchable text of one message: a string message itself, a string `content` or
- * `text`, or the `text` of each content part. Other fields (tool arguments, images) are
- * not searched. Stores index this at write time so search never reads transcripts.
+ * The searchable text of one message (what `list({ query })` and `autoTitle` read): a
+ * string message itself; a string `text` or `content`; and the `text` of each part in
+ * `content[]`, `parts[]` or `content.parts[]` whose `type` is `"text"` or absent (a string
+ * item of such an array counts as text) — the shapes of provider messages, the AI SDK's
+ * `UIMessage` and Mastra's stored messages. Tool calls, tool arguments, reasoning, images,
+ * roles and JSON keys are never read. The texts of one message are joined with `"\n"`.
+ * The result is well-formed Unicode: a lone surrogate reads as U+FFFD, as it would after
+ * any UTF-8 round trip, so every backend searches the same text. Pure.
  */
 export function messageText(message: unknown): string {
-  if (typeof message === 'string') return message;
+  if (typeof message === 'string') return wellFormed(message);
   if (typeof message !== 'object' || message === null) return '';
-  const m = message as { content?: unknown; text?: unknown };
-  const parts: string[] = [];
-  if (typeof m.text === 'string') parts.push(m.text);
-  if (typeof m.content === 'string') parts.push(m.content);
-  else if (Array.isArray(m.content)) {
-    for (const part of m.content) {
-      if (typeof part === 'string') parts.push(part);
-      else if (
-        part &&
-        typeof part === 'object' &&
-        typeof (part as { text?: unknown }).text === 'string'
-      ) {
-        parts.push((part as { text: string }).text);
+  const m = message as { content?: unknown; text?: unknown; parts?: unknown };
+  const texts: string[] = [];
+  if (typeof m.text === 'string') texts.push(m.text);
+  if (typeof m.content === 'string') texts.push(m.content);
+  else if (Array.isArray(m.content)) partTexts(m.content, texts);
+  else if (typeof m.content === 'object' && m.content !== null) {
+    const nested = (m.content as { parts?: unknown }).parts;
+    if (Array.isArray(nested)) partTexts(nested, texts);
+  }
+  if (Array.isArray(m.parts)) partTexts(m.parts, texts);
+  return wellFormed(texts.join('\n'));
+}
+
+/** Pushes the text of each text part (`type` "text" or absent, or a bare string). */
+function partTexts(parts: readonly unknown[], into: string[]): void {
+  for (const part of parts) {
+    if (typeof part === 'string') into.push(part);
+    else if (typeof part === 'object' && part !== null) {
+      const p = part as { type?: unknown; text?: unknown };
+      if ((p.type === undefined || p.type === 'text') && typeof p.text === 'string') {
+        into.push(p.text);
       }
     }
   }
-  return parts.join('\n');
+}
+
+// String.prototype.toWellFormed (ES2024; in every supported Node) replaces lone surrogates.
+const toWellFormed = (String.prototype as { toWellFormed?: (this: string) => string }).toWellFormed;
+
+function wellFormed(text: string): string {
+  return toWellFormed ? toWellFormed.call(text) : text;
 }
 
 /**
@@ -81,12 +100,24 @@ export function searchTextOf(messages: readonly unknown[]): string {
 }
 
 /**
- * True when the lower-cased `query` occurs in `searchText` (a `searchTextOf` result)
- * within one message's text. `query` must already be lower-cased (as
- * `normalizeListOptions` gives it) and not empty.
+ * True when the lower-cased `query` occurs within one message's text: `searchText` is a
+ * `searchTextOf` result, or the lower-cased texts of the messages one by one
+ * (`searchTextsOf`). `query` must already be lower-cased (as `normalizeListOptions` gives
+ * it) and not empty.
  */
-export function searchTextMatches(searchText: string, query: string): boolean {
-  return searchText.includes(query);
+export function searchTextMatches(searchText: string | readonly string[], query: string): boolean {
+  if (typeof searchText === 'string') return searchText.includes(query);
+  for (const text of searchText) if (text.includes(query)) return true;
+  return false;
+}
+
+/**
+ * The lower-cased text of each message (`""` for a message without text), one entry per
+ * message: a history kept this way is truncated by dropping entries, without reading the
+ * kept ones again. Pure.
+ */
+export function searchTextsOf(messages: readonly unknown[]): string[] {
+  return messages.map((m) => messageText(m).toLowerCase());
 }
 
 /**
@@ -176,7 +207,8 @@ export function checkCommitExpectations(
 
 /**
  * The header fields (everything but messages and children) after a commit: patch and
- * increments applied, `revision + 1`, `updatedAt = now`, `messageCount` updated.
+ * increments applied, `revision + 1`, `updatedAt = now`, `messageCount` updated (`replace`,
+ * or the kept `truncate` prefix plus `append`).
  * Throws `invalid_argument` (from `errors`) when an increment's result would leave the
  * counter's range (`incrementedCount`, `incrementedCost`): check it before writing.
  * Pure; message storage is the adapter's business.
@@ -241,7 +273,11 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
     if (inc.costUsd) next.costUsd = incrementedCost(errors, header.id, next.costUsd, inc.costUsd);
   }
   if (input.replace) next.messageCount = input.replace.length;
-  else if (input.append) next.messageCount = header.messageCount + input.append.length;
+  else {
+    // `truncate` keeps a prefix (checked against the stored count by `planCommit`).
+    const kept = input.truncate === undefined ? header.messageCount : input.truncate;
+    next.messageCount = kept + (input.append?.length ?? 0);
+  }
   next.revision = header.revision + 1;
   next.updatedAt = now;
   return next;
@@ -265,8 +301,8 @@ export interface ListableEntry {
   parentId?: string | undefined;
   archivedAt?: Date | undefined;
   title: string;
-  /** Lower-cased message text, see `searchTextOf`. */
-  searchText: string;
+  /** Lower-cased message text: a `searchTextOf` result, or the texts one by one (`searchTextsOf`). */
+  searchText: string | readonly string[];
 }
 
 /** True when `entry` passes the filters of `opts` (not the cursor, limit or offset). */

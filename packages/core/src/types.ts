@@ -147,18 +147,46 @@ export interface CounterIncrement {
   turnCount?: number;
 }
 
-/** One turn's write. `append` and `replace` are mutually exclusive. */
+/**
+ * One turn's write. `replace` excludes both `append` and `truncate`; `truncate` and
+ * `append` combine (keep the first `truncate` messages, then append).
+ */
 export interface CommitInput<M = Message> {
   /** Fail with `conflict` unless the stored revision equals this. */
   expectedRevision?: number | undefined;
   /** Fail with `conflict` unless the stored history has exactly this many messages. */
   expectedMessageCount?: number | undefined;
-  /** Messages added after the stored history. */
+  /** Messages added after the stored history (after the kept prefix with `truncate`). */
   append?: M[] | undefined;
   /** A new history replacing the stored one (compaction, edits). */
   replace?: M[] | undefined;
+  /**
+   * Keep the first `truncate` messages and drop the rest, before `append`, in the same
+   * atomic step. From 0 to the stored message count, else `invalid_argument` (nothing
+   * written). Its cost grows with the messages dropped and appended, not with those kept.
+   * Dropping any message is a history rewrite: a branch taken before it no longer merges.
+   */
+  truncate?: number | undefined;
+  /**
+   * Names one logical write (1–256 chars, no NUL or lone surrogate), so that a retry after
+   * a lost reply or an `unavailable` error is safe: a commit whose `operationId` the
+   * session has already recorded writes nothing and resolves with the result the first one
+   * got, even when its expectations no longer hold. Recorded in the same atomic step as the
+   * write; each session remembers at least its last `MAX_REMEMBERED_OPERATIONS` (1,000).
+   */
+  operationId?: string | undefined;
   patch?: SessionPatch | undefined;
   increment?: CounterIncrement | undefined;
+}
+
+/**
+ * The trailing options of a store call that can take long. `signal`: aborting it before
+ * the call rejects with `aborted` and writes nothing; during a read it stops the read
+ * (`aborted`); a write that has reached its atomic step lands whole, one that has not is
+ * abandoned (`aborted`, nothing written). Unknown keys are rejected (`invalid_argument`).
+ */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
 }
 
 /** What a commit returns. */

@@ -229,6 +229,40 @@ describe('commitTurn on a store without commit', () => {
     expect(store.calls.save).toBe(3);
   });
 
+  it('truncates on the fallback: keeps a prefix, then appends', async () => {
+    const store = await storeWith('s1', [user('a'), user('b'), user('c')]);
+    const r = await commitTurn(store, 's1', { truncate: 1, append: [user('d')] });
+    expect(r).toMatchObject({ revision: 2, messageCount: 2 });
+    expect((await store.load('s1')).messages).toEqual([user('a'), user('d')]);
+    expect(await codeOf(commitTurn(store, 's1', { truncate: 5 }))).toBe('invalid_argument');
+    expect((await store.load('s1')).revision).toBe(2);
+  });
+
+  it('refuses an operationId on the fallback: it cannot be recorded atomically', async () => {
+    const store = await storeWith('s1', [user('a')]);
+    const e = await commitTurn(store, 's1', { operationId: 'op', append: [user('b')] }).catch(
+      (x: unknown) => x,
+    );
+    expect(isSessionKitError(e, 'invalid_argument')).toBe(true);
+    expect((e as Error).message).toMatch(/operationId needs a store with commit/);
+    expect((await store.load('s1')).messages).toEqual([user('a')]);
+  });
+
+  it('passes an aborted signal through: aborted, nothing written', async () => {
+    const store = await storeWith('s1', [user('a')]);
+    const e = await commitTurn(
+      store,
+      's1',
+      { append: [user('b')] },
+      {},
+      {
+        signal: AbortSignal.abort(),
+      },
+    ).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'aborted')).toBe(true);
+    expect((await store.load('s1')).messages).toEqual([user('a')]);
+  });
+
   it('rejects bad options with invalid_argument before any I/O', async () => {
     const store = await storeWith();
     const loads = store.calls.load;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { normalizeListOptions, prepareCreate } from '../src/adapter.js';
 import { errorsFor, isSessionKitError } from '../src/errors.js';
 import {
   AUTO_TITLE_LENGTH,
@@ -20,7 +21,6 @@ import {
   toSummary,
 } from '../src/session.js';
 import type { CommitInput, SessionSummary } from '../src/types.js';
-import { normalizeListOptions, prepareCreate } from '../src/validate.js';
 
 const errors = errorsFor('test');
 

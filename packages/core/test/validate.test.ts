@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { errorsFor, isSessionKitError } from '../src/errors.js';
-import { isValidId } from '../src/ids.js';
-import { assertJsonValue, jsonByteLength } from '../src/json-value.js';
-import type { CommitInput, Session } from '../src/types.js';
 import {
   assertBranchPoint,
   assertCommitInput,
   assertId,
   assertMax,
   assertSaveInput,
-  DEFAULT_LIST_LIMIT,
   normalizeEventQuery,
   normalizeLimit,
   normalizeListOptions,
   prepareCreate,
-} from '../src/validate.js';
+} from '../src/adapter.js';
+import { errorsFor, isSessionKitError } from '../src/errors.js';
+import { isValidId } from '../src/ids.js';
+import { assertJsonValue, jsonByteLength } from '../src/json-value.js';
+import type { CommitInput, Session } from '../src/types.js';
+import { DEFAULT_LIST_LIMIT } from '../src/validate.js';
 
 const errors = errorsFor('test');
 

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { normalizeListOptions, prepareCreate } from '../src/adapter.js';
 import { errorsFor } from '../src/errors.js';
 import { commitTurn } from '../src/helpers/commit-turn.js';
 import { loadMessageWindow } from '../src/helpers/history-window.js';
 import { assertJsonValue, MAX_JSON_DEPTH } from '../src/json-value.js';
 import { normalizeMessageWindow, windowBounds } from '../src/message-window.js';
 import { cloneJson } from '../src/session.js';
-import {
-  MAX_DATE_MS,
-  MAX_MESSAGE_INDEX,
-  MIN_DATE_MS,
-  normalizeListOptions,
-  prepareCreate,
-} from '../src/validate.js';
+import { MAX_DATE_MS, MAX_MESSAGE_INDEX, MIN_DATE_MS } from '../src/validate.js';
 import { codeOfCall as codeOf } from './fixtures/codes.js';
 
 const errors = errorsFor('test');

@@ -1,5 +1,5 @@
-export { storeAdapter } from './adapter.js';
-export type { FollowEntry, IndexEntry, MemoryHeader, MemoryRecord } from './memory-backend.js';
-export { bindingKey, childIds, followKey, MemoryBackend } from './memory-backend.js';
-export type { MemoryStoreOptions } from './memory-store.js';
-export { MemoryStore } from './memory-store.js';
+export type { FollowEntry, IndexEntry, MemoryHeader, MemoryRecord } from './backend.js';
+export { bindingKey, childIds, followKey, MemoryBackend, putRecord } from './backend.js';
+export { storeAdapter } from './open.js';
+export type { MemoryStoreOptions } from './store.js';
+export { MemoryStore } from './store.js';

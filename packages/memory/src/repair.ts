@@ -1,8 +1,8 @@
 // repair(): the listing index and the tree rebuilt from the records, with a report.
 import { isDeepStrictEqual } from 'node:util';
 import type { RepairReport } from '@sessionkit/core';
-import { type IndexEntry, indexEntryOf, type MemoryBackend } from './memory-backend.js';
-import { recordProblem } from './record-check.js';
+import { type IndexEntry, indexEntryOf, type MemoryBackend } from './backend.js';
+import { recordProblem } from './codec.js';
 
 /**
  * Rebuilds `backend.index` and `backend.childrenOf` from `backend.records`. `rebuilt` is

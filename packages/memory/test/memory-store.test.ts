@@ -154,7 +154,7 @@ describe('MemoryStore › message body reads', () => {
     const after = store.backend.records.get(id)!.messages;
     expect(after).toBe(before);
     expect(after).toEqual([user('one'), user('two'), user('three')]);
-    expect(store.backend.records.get(id)!.searchText).toBe('AoneAtwoAthree');
+    expect(store.backend.records.get(id)!.searchTexts).toEqual(['one', 'two', 'three']);
   });
 });
 
@@ -169,7 +169,7 @@ describe('MemoryStore › index and repair', () => {
       title: 'T',
       messageCount: 2,
       parentId: parent.id,
-      searchText: 'ApAsecond',
+      searchText: ['p', 'second'],
       revision: 2,
     });
     await store.delete(parent.id);

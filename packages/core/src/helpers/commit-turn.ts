@@ -1,13 +1,15 @@
 import type { Store } from '../contracts.js';
 import { isCommitter } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
+import { normalizeCallOptions, throwIfAborted } from '../input/call-options.js';
+import { normalizeCommitInput } from '../input/commit-input.js';
+import { LOST_RACE, retryLostRaces } from '../kit/lost-race.js';
 import { applyCommitToSummary, checkCommitExpectations } from '../session.js';
-import type { CommitInput, CommitResult, Message, Session } from '../types.js';
-import { assertCommitInput, assertCount, assertId, assertKnownKeys } from '../validate.js';
+import type { CallOptions, CommitInput, CommitResult, Message, Session } from '../types.js';
+import { assertCount, assertId, assertKnownKeys } from '../validate.js';
 
 const errors = errorsFor('core');
 const DEFAULT_MAX_RETRIES = 100;
-const MAX_BACKOFF_MS = 50;
 
 /** Options of `commitTurn`. */
 export interface CommitTurnOptions {
@@ -21,11 +23,20 @@ export interface CommitTurnOptions {
 }
 
 /**
- * Applies a commit to a session's full state (messages included). Pure: returns a new
- * session; used by the load/modify/save fallback and by simple adapters.
+ * Applies a commit to a session's full state (messages included): `truncate`, then
+ * `append` (or `replace`), patch, increments, `revision + 1`, `updatedAt = now`. Pure:
+ * returns a new session; used by the load/modify/save fallback and by simple adapters.
+ * Throws `invalid_argument` for a `truncate` past the history or a counter leaving its
+ * range.
  */
 export function applyCommit<M>(session: Session<M>, input: CommitInput<M>, now: Date): Session<M> {
   const { messages, children, ...header } = session;
+  if (input.truncate !== undefined && input.truncate > messages.length) {
+    throw errors.invalid(
+      `commit: truncate must be from 0 to ${messages.length} (the messages of "${session.id}"), got ${input.truncate}`,
+      session.id,
+    );
+  }
   const next = applyCommitToSummary(
     { ...header, messageCount: messages.length },
     input as CommitInput<unknown>,
@@ -34,69 +45,93 @@ export function applyCommit<M>(session: Session<M>, input: CommitInput<M>, now: 
   const { messageCount: _count, ...rest } = next;
   let nextMessages = messages;
   if (input.replace) nextMessages = structuredClone(input.replace);
-  else if (input.append) nextMessages = messages.concat(structuredClone(input.append));
+  else {
+    const kept = input.truncate === undefined ? messages : messages.slice(0, input.truncate);
+    nextMessages = input.append ? kept.concat(structuredClone(input.append)) : kept;
+  }
   return { ...rest, children, messages: nextMessages } as Session<M>;
 }
 
 /**
  * Commits a turn on any store: a native `Committer` when the store has one (its `commit`
- * is returned as is; `options` are still validated but only the fallback uses them), otherwise load → check expectations →
- * apply → `save` with the revision check.
+ * gets `input` and `call` as they are — `operationId` and `truncate` included; `options`
+ * are still validated but only the fallback uses them), otherwise load → check
+ * expectations → apply → `save` with the revision check.
  *
  * Fallback and expectations: `expectedRevision` and `expectedMessageCount` are checked
  * against each fresh load. When `save` reports a `conflict` (another writer got in
- * between), the fallback always reloads and retries, whatever the caller expects; the
- * expectations checked on the fresh load decide whether the conflict is real. So a
- * stale `expectedRevision` fails with `conflict` on that reload, with no second save,
- * while `expectedMessageCount` alone still commits when the other writer only changed
- * fields (a rename, a status) and left the history as long as expected — as a native
- * commit would. Unconditional appends are never lost.
- *
- * Retries back off before each reload with a random (jittered) delay whose ceiling grows
- * with the attempt (5 ms per attempt, capped at 50 ms), so competing writers spread out
- * and a writer that lost often is not left far behind new ones. After `maxRetries`
- * retries (default 100) that all lost the race, the last `conflict` is thrown.
+ * between), the fallback reloads and retries (core's lost-race loop: jittered, growing
+ * pauses), whatever the caller expects; the expectations checked on the fresh load decide
+ * whether the conflict is real. So a stale `expectedRevision` fails with `conflict` on that
+ * reload, with no second save, while `expectedMessageCount` alone still commits when the
+ * other writer only changed fields and left the history as long as expected — as a native
+ * commit would. Unconditional appends are never lost. After `maxRetries` retries (default
+ * 100) that all lost, the last `conflict` is thrown. `truncate` works on the fallback too.
+ * `operationId` does not: a store without `commit` cannot record it in the same atomic
+ * step as the write, so the fallback rejects it (`invalid_argument`) rather than promise
+ * an idempotency it cannot keep.
  *
  * Throws `invalid_argument` for a bad id, input or option (before any I/O); `not_found`;
- * `conflict` when an expectation does not hold or after `maxRetries`; and whatever the
- * store throws.
+ * `conflict` when an expectation does not hold or after `maxRetries`; `aborted` when
+ * `call.signal` fires before the save; and whatever the store throws.
  */
 export async function commitTurn<M = Message>(
   store: Store<M>,
   id: string,
   input: CommitInput<M>,
   options: CommitTurnOptions = {},
+  call?: CallOptions,
 ): Promise<CommitResult> {
   // Options are checked whichever path runs: a typo must not pass silently.
   assertKnownKeys(errors, options, ['maxRetries'], 'commitTurn');
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   assertCount(errors, maxRetries, 'commitTurn: maxRetries');
-  if (isCommitter<M>(store)) return store.commit(id, input);
+  if (isCommitter<M>(store)) return store.commit(id, input, call);
   assertId(errors, id);
-  assertCommitInput(errors, id, input);
-  for (let attempt = 0; ; attempt++) {
-    const current = await store.load(id);
-    // On a retry this decides whether the conflict from `save` was real.
-    checkCommitExpectations(
-      errors,
+  const commit = normalizeCommitInput(errors, id, input);
+  const signal = normalizeCallOptions(errors, call, 'commitTurn');
+  if (commit.operationId !== undefined) {
+    throw errors.invalid(
+      'commitTurn: operationId needs a store with commit (Committer): without it the id cannot be recorded in the same atomic step as the write',
       id,
-      { revision: current.revision, messageCount: current.messages.length },
-      input,
     );
-    const next = applyCommit(current, input, new Date());
-    try {
-      const saved = await store.save({ ...next, revision: current.revision });
-      return {
-        revision: saved.revision,
-        messageCount: saved.messages.length,
-        updatedAt: saved.updatedAt,
-      };
-    } catch (e) {
-      if (!isSessionKitError(e, 'conflict') || attempt >= maxRetries) throw e;
-      // Another writer got in between: back off a little (jittered, growing, capped so a
-      // writer that lost often is not left far behind new ones), reload and re-check.
-      const ceiling = Math.min(5 * (attempt + 1), MAX_BACKOFF_MS);
-      await new Promise((r) => setTimeout(r, Math.random() * ceiling));
-    }
   }
+  let lastConflict: unknown;
+  return retryLostRaces(
+    {
+      errors,
+      operation: 'commitTurn',
+      sessionId: id,
+      maxRetries,
+      budgetMs: Number.POSITIVE_INFINITY,
+      exhausted: () => lastConflict as Error,
+      signal,
+    },
+    async () => {
+      // The store may not honour signals itself: the fallback checks before each step.
+      throwIfAborted(errors, signal, 'commitTurn', id);
+      const current = await store.load(id, call);
+      // On a retry this decides whether the conflict from `save` was real.
+      checkCommitExpectations(
+        errors,
+        id,
+        { revision: current.revision, messageCount: current.messages.length },
+        commit,
+      );
+      const next = applyCommit(current, commit, new Date());
+      throwIfAborted(errors, signal, 'commitTurn', id);
+      try {
+        const saved = await store.save({ ...next, revision: current.revision }, call);
+        return {
+          revision: saved.revision,
+          messageCount: saved.messages.length,
+          updatedAt: saved.updatedAt,
+        };
+      } catch (e) {
+        if (!isSessionKitError(e, 'conflict')) throw e;
+        lastConflict = e;
+        return LOST_RACE;
+      }
+    },
+  );
 }

@@ -10,14 +10,10 @@ import { isEventLog, isRuntimeStatusStore } from '../contracts.js';
 import { errorsFor, isSessionKitError } from '../errors.js';
 import { fsyncDir, tempPathFor } from '../fs/atomic-write.js';
 import { fsErrorToSessionKit } from '../fs/fs-errors.js';
+import { prepareCreate } from '../input/create-input.js';
 import { assertJsonValue, jsonByteLength } from '../json-value.js';
 import type { JsonValue, Message, Session, SessionInput } from '../types.js';
-import {
-  assertEventType,
-  assertKnownKeys,
-  MAX_RUNTIME_STATUS_BYTES,
-  prepareCreate,
-} from '../validate.js';
+import { assertEventType, assertKnownKeys, MAX_RUNTIME_STATUS_BYTES } from '../validate.js';
 import { assertPageSize, listPages } from './paging.js';
 import {
   assertProgressOptions,

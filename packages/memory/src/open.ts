@@ -1,8 +1,8 @@
 // memory: URLs for core's openStore.
 import type { Message } from '@sessionkit/core';
 import { assertKnownKeys, errorsFor, type StoreAdapter } from '@sessionkit/core/adapter';
-import { MemoryBackend } from './memory-backend.js';
-import { MemoryStore } from './memory-store.js';
+import { MemoryBackend } from './backend.js';
+import { MemoryStore } from './store.js';
 
 const errors = errorsFor('memory');
 

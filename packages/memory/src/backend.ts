@@ -1,6 +1,6 @@
 import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { compareIds, searchTextOf } from '@sessionkit/core/adapter';
+import { compareIds, OperationLog, searchTextsOf } from '@sessionkit/core/adapter';
 
 /** A stored session's header: every field except its messages and its derived children. */
 export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;
@@ -8,10 +8,15 @@ export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;
 /** One stored session, as a `MemoryBackend` holds it. */
 export interface MemoryRecord {
   header: MemoryHeader;
-  /** The committed history. Appends push onto this array; replaces swap it. */
+  /** The committed history. Appends push onto this array; truncation shortens it; replaces swap it. */
   messages: unknown[];
-  /** Lower-cased message text (`searchTextOf` of `messages`), kept up to date on every write. */
-  searchText: string;
+  /**
+   * The lower-cased text of each message (`searchTextsOf` of `messages`), one entry per
+   * message, kept in step on every write (a truncation drops entries).
+   */
+  searchTexts: string[];
+  /** The operation ids of the session's recent commits with their results. */
+  operations: OperationLog;
   /** The runtime status as JSON text, or `null` when none was saved. */
   runtimeStatus: string | null;
   /** The event log, sequences 1, 2, 3 … in order. */
@@ -28,7 +33,7 @@ export interface MemoryRecord {
  * One entry of the listing index: what a summary needs (everything but `children`, which
  * are derived) plus the search text. `list` reads only these, never a record's messages.
  */
-export type IndexEntry = Omit<SessionSummary, 'children'> & { searchText: string };
+export type IndexEntry = Omit<SessionSummary, 'children'> & { searchText: readonly string[] };
 
 /** A follow target of a `(channel, chatKey)` pair: `"tui"` or a session id. */
 export interface FollowEntry {
@@ -80,41 +85,39 @@ export class MemoryBackend {
   }
 }
 
-/** The key of a router binding in `MemoryBackend.bindings`. */
-export function bindingKey(channel: string, chatKey: string, thread: string): string {
-  return JSON.stringify([channel, chatKey, thread]);
-}
+/** Router keys of `MemoryBackend.bindings` and `.follows`: the kit's. */
+export { bindingKey, followKey } from '@sessionkit/core/adapter';
 
-/** The key of a follow target in `MemoryBackend.follows`. */
-export function followKey(channel: string, chatKey: string): string {
-  return JSON.stringify([channel, chatKey]);
-}
-
-/** A fresh index entry for a record (a deep copy of its header). */
+/**
+ * The index entry of a record. It shares the header's values: a stored header is never
+ * changed in place (every write stores a new one), and stores hand out copies.
+ */
 export function indexEntryOf(record: MemoryRecord): IndexEntry {
   return {
-    ...structuredClone(record.header),
+    ...record.header,
     messageCount: record.messages.length,
-    searchText: record.searchText,
+    searchText: record.searchTexts,
   };
 }
 
 /**
  * Stores the record of a session written for the first time (create, branch, clone): its
- * messages, lineage and search text (computed unless given) as given, no runtime status, an empty event log; indexed, and
- * linked under its parent in the derived tree.
+ * messages, lineage and search texts (computed unless given) as given, no runtime status,
+ * an empty event log and no operation ids; indexed, and linked under its parent in the
+ * derived tree.
  */
 export function insertNewRecord(
   backend: MemoryBackend,
   header: MemoryHeader,
   messages: unknown[],
   lineage: HistoryLineage,
-  searchText: string = searchTextOf(messages),
+  searchTexts: string[] = searchTextsOf(messages),
 ): MemoryRecord {
   const record: MemoryRecord = {
     header,
     messages,
-    searchText,
+    searchTexts,
+    operations: new OperationLog(),
     runtimeStatus: null,
     // Stryker disable next-line ArrayDeclaration: equivalent — events() and append() only see entries with a numeric sequence, so a non-event placeholder is invisible.
     events: [],

@@ -1,0 +1,87 @@
+// The plan of `commit`: operation-id replay, expectations, truncation, the header, the
+// lineage and the result, in the order the contract gives them.
+import type { ErrorFactory } from '../../errors.js';
+import { committedLineage } from '../../history-lineage.js';
+import { applyCommitToSummary, checkCommitExpectations, nextUpdatedAt } from '../../session.js';
+import type { CommitInput, CommitResult } from '../../types.js';
+import type { SessionState } from '../session-state.js';
+
+/** How a commit changes the stored messages. */
+export type MessageChange =
+  /** Keep the first `keep` messages (all of them when nothing is truncated), then append. */
+  | { kind: 'append'; keep: number; dropped: number; append: unknown[] }
+  /** Replace the whole history. */
+  | { kind: 'replace'; messages: unknown[] };
+
+/** What a commit does: nothing (a repeated operation id) or one write. */
+export type CommitPlan =
+  | {
+      kind: 'replay';
+      /** The result the first commit with this operation id got. */
+      result: CommitResult;
+    }
+  | {
+      kind: 'write';
+      state: SessionState;
+      messages: MessageChange;
+      result: CommitResult;
+      /** Record this id with `result` in the same atomic step, when given. */
+      operationId: string | undefined;
+    };
+
+/**
+ * The plan of `commit(id, input)` over the stored state, with `input` validated
+ * (`normalizeCommitInput`). `recorded` is the result stored for `input.operationId`, which
+ * the adapter looks up in the same atomic step: when there is one, the plan is a replay
+ * (write nothing, resolve with it) whatever the expectations say. Otherwise: expectations
+ * (`conflict`), `truncate` within `0..messageCount` (`invalid_argument`), patch and
+ * increments (`invalid_argument` for a counter leaving its range), `revision + 1`,
+ * `updatedAt` strictly after the stored one, and one more history rewrite when the commit
+ * replaces the history or drops a message. Throws before anything is written. Pure.
+ */
+export function planCommit(
+  errors: ErrorFactory,
+  stored: SessionState,
+  input: CommitInput<unknown>,
+  recorded?: CommitResult,
+  now: Date = new Date(),
+): CommitPlan {
+  const id = stored.header.id;
+  if (recorded !== undefined) return { kind: 'replay', result: recorded };
+  const count = stored.messageCount;
+  checkCommitExpectations(
+    errors,
+    id,
+    { revision: stored.header.revision, messageCount: count },
+    input,
+  );
+  if (input.truncate !== undefined && input.truncate > count) {
+    throw errors.invalid(
+      `commit: truncate must be from 0 to ${count} (the messages of "${id}"), got ${input.truncate}`,
+      id,
+    );
+  }
+  const updatedAt = nextUpdatedAt(stored.header.updatedAt, now);
+  const { messageCount, ...header } = applyCommitToSummary(
+    { ...stored.header, messageCount: count },
+    input,
+    updatedAt,
+    errors,
+  );
+  const messages: MessageChange =
+    input.replace !== undefined
+      ? { kind: 'replace', messages: input.replace }
+      : {
+          kind: 'append',
+          keep: input.truncate ?? count,
+          dropped: count - (input.truncate ?? count),
+          append: input.append ?? [],
+        };
+  return {
+    kind: 'write',
+    state: { header, lineage: committedLineage(stored.lineage, input, count), messageCount },
+    messages,
+    result: { revision: header.revision, messageCount, updatedAt: new Date(updatedAt.getTime()) },
+    operationId: input.operationId,
+  };
+}

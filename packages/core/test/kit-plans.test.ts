@@ -1,0 +1,239 @@
+// The write plans and the shared loops of the kit.
+import { describe, expect, it } from 'vitest';
+import { errorsFor, isSessionKitError } from '../src/errors.js';
+import { rootLineage } from '../src/history-lineage.js';
+import { LOST_RACE, retryLostRaces } from '../src/kit/lost-race.js';
+import { OperationLog } from '../src/kit/operation-log.js';
+import { planCommit } from '../src/kit/plans/commit.js';
+import { pruneVictims } from '../src/kit/plans/prune.js';
+import { planSave } from '../src/kit/plans/save.js';
+import { type SessionState, storedHeaderProblem } from '../src/kit/session-state.js';
+import { SessionWriteQueue } from '../src/kit/write-queue.js';
+import { messageText } from '../src/session.js';
+
+const errors = errorsFor('test');
+
+function state(messageCount: number, revision = 3): SessionState {
+  const at = new Date('2025-01-01T00:00:00.000Z');
+  return {
+    header: {
+      id: 's',
+      title: '',
+      folder: '',
+      createdAt: at,
+      updatedAt: at,
+      model: '',
+      provider: '',
+      tokenCount: 0,
+      costUsd: 0,
+      turnCount: 0,
+      metadata: {},
+      status: 'active',
+      revision,
+    },
+    lineage: rootLineage(),
+    messageCount,
+  };
+}
+
+const codeOf = (f: () => unknown) => {
+  try {
+    f();
+    return 'ok';
+  } catch (e) {
+    return isSessionKitError(e) ? e.code : String(e);
+  }
+};
+
+describe('planCommit', () => {
+  it('a recorded operation id replays before any check', () => {
+    const recorded = { revision: 2, messageCount: 1, updatedAt: new Date(5) };
+    const plan = planCommit(errors, state(4), { expectedRevision: 1, truncate: 99 }, recorded);
+    expect(plan).toEqual({ kind: 'replay', result: recorded });
+  });
+
+  it('truncate keeps a prefix, counts a drop as a rewrite, and is checked against the count', () => {
+    const plan = planCommit(errors, state(5), { truncate: 3, append: ['x'], operationId: 'op' });
+    expect(plan.kind).toBe('write');
+    if (plan.kind !== 'write') return;
+    expect(plan.messages).toEqual({ kind: 'append', keep: 3, dropped: 2, append: ['x'] });
+    expect(plan.state.messageCount).toBe(4);
+    expect(plan.state.lineage.rewrites).toBe(1);
+    expect(plan.result).toMatchObject({ revision: 4, messageCount: 4 });
+    expect(plan.operationId).toBe('op');
+    const noDrop = planCommit(errors, state(5), { truncate: 5 });
+    expect(noDrop.kind === 'write' && noDrop.state.lineage.rewrites).toBe(0);
+    expect(codeOf(() => planCommit(errors, state(5), { truncate: 6 }))).toBe('invalid_argument');
+    expect(
+      codeOf(() => planCommit(errors, state(5), { expectedMessageCount: 4, truncate: 6 })),
+    ).toBe('conflict');
+  });
+
+  it('updatedAt moves strictly forward even when the clock did not', () => {
+    const plan = planCommit(errors, state(0), {}, undefined, new Date('2024-01-01T00:00:00.000Z'));
+    expect(plan.kind === 'write' && plan.result.updatedAt.toISOString()).toBe(
+      '2025-01-01T00:00:00.001Z',
+    );
+  });
+});
+
+describe('planSave', () => {
+  it('conflicts on a stale revision and otherwise bumps it', () => {
+    const session = { ...state(0).header, messages: [], children: [], revision: 2 };
+    expect(codeOf(() => planSave(errors, state(0), session, true))).toBe('conflict');
+    expect(planSave(errors, state(0), { ...session, revision: 3 }, false)).toMatchObject({
+      header: { revision: 4 },
+      lineage: { rewrites: 1 },
+      messageCount: 0,
+    });
+  });
+});
+
+describe('the stored-header check', () => {
+  it('accepts a whole header and names what is wrong with a damaged one', () => {
+    expect(storedHeaderProblem('s', state(0).header)).toBeUndefined();
+    expect(storedHeaderProblem('t', state(0).header)).toMatch(/another session/);
+    expect(storedHeaderProblem('s', { ...state(0).header, status: 7 })).toMatch(
+      /status must be a string/,
+    );
+    const { title: _t, ...noTitle } = state(0).header;
+    expect(storedHeaderProblem('s', noTitle)).toBe('header.title is missing');
+    expect(storedHeaderProblem('s', { ...state(0).header, revision: 0 })).toMatch(/revision/);
+    expect(storedHeaderProblem('s', null)).toMatch(/not an object/);
+  });
+});
+
+describe('pruneVictims', () => {
+  it('keeps the newest max roots as list orders them', () => {
+    const roots = [
+      { id: 'a', updatedAt: 1 },
+      { id: 'c', updatedAt: 2 },
+      { id: 'b', updatedAt: 2 },
+    ];
+    expect(pruneVictims(roots, 1).map((r) => r.id)).toEqual(['b', 'a']);
+    expect(pruneVictims(roots, 0)).toEqual([]);
+  });
+});
+
+describe('OperationLog', () => {
+  it('remembers the last capacity ids, oldest forgotten first; results are copies', () => {
+    const log = new OperationLog(2);
+    const at = new Date(1);
+    log.record('a', { revision: 2, messageCount: 1, updatedAt: at });
+    log.record('b', { revision: 3, messageCount: 1, updatedAt: at });
+    log.record('c', { revision: 4, messageCount: 1, updatedAt: at });
+    expect(log.find('a')).toBeUndefined();
+    expect(log.find('b')?.revision).toBe(3);
+    expect(log.find('c')?.updatedAt).not.toBe(at);
+    expect(log.size).toBe(2);
+  });
+});
+
+describe('retryLostRaces', () => {
+  it('retries lost attempts and returns the first that did not lose', async () => {
+    let n = 0;
+    const out = await retryLostRaces({ errors, operation: 'commit', sessionId: 's' }, async () =>
+      ++n < 4 ? LOST_RACE : 'won',
+    );
+    expect([out, n]).toEqual(['won', 4]);
+  });
+
+  it('gives up after maxRetries with the given error, or unavailable by default', async () => {
+    let attempts = 0;
+    const lose = async () => {
+      attempts++;
+      return LOST_RACE;
+    };
+    const e = await retryLostRaces(
+      { errors, operation: 'commit', sessionId: 's', maxRetries: 2 },
+      lose,
+    ).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'unavailable')).toBe(true);
+    expect(attempts).toBe(3);
+    const mine = new Error('mine');
+    await expect(
+      retryLostRaces(
+        { errors, operation: 'c', sessionId: 's', maxRetries: 0, exhausted: () => mine },
+        lose,
+      ),
+    ).rejects.toBe(mine);
+    const e2 = await retryLostRaces(
+      { errors, operation: 'c', sessionId: 's', budgetMs: 0 },
+      lose,
+    ).catch((x: unknown) => x);
+    expect(isSessionKitError(e2, 'unavailable')).toBe(true);
+  });
+
+  it('stops with aborted between attempts once the signal fired', async () => {
+    const controller = new AbortController();
+    const e = await retryLostRaces(
+      { errors, operation: 'commit', sessionId: 's', signal: controller.signal },
+      async () => {
+        controller.abort();
+        return LOST_RACE;
+      },
+    ).catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'aborted')).toBe(true);
+  });
+});
+
+describe('SessionWriteQueue', () => {
+  it('runs one session’s writes in call order and others beside them', async () => {
+    const queue = new SessionWriteQueue(errors);
+    const order: string[] = [];
+    const write = (name: string, ms: number) => async () => {
+      order.push(`start ${name}`);
+      await new Promise((r) => setTimeout(r, ms));
+      order.push(`end ${name}`);
+    };
+    await Promise.all([
+      queue.run('s', write('a', 20)),
+      queue.run('s', write('b', 1)),
+      queue.run('t', write('c', 1)),
+    ]);
+    expect(order.indexOf('end a')).toBeLessThan(order.indexOf('start b'));
+    expect(order.indexOf('start c')).toBeLessThan(order.indexOf('end a'));
+    expect(queue.isBusy('s')).toBe(false);
+  });
+
+  it('a waiter past the timeout gets unavailable and never runs', async () => {
+    const queue = new SessionWriteQueue(errors, 10);
+    let release!: () => void;
+    const held = queue.run('s', () => new Promise<void>((r) => (release = r)));
+    let ran = false;
+    const e = await queue
+      .run('s', async () => {
+        ran = true;
+      })
+      .catch((x: unknown) => x);
+    expect(isSessionKitError(e, 'unavailable')).toBe(true);
+    expect(ran).toBe(false);
+    release();
+    await held;
+  });
+});
+
+describe('messageText', () => {
+  it('reads text parts of parts[], content.parts[] and content[], never other parts', () => {
+    expect(
+      messageText({
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'A' },
+          { type: 'reasoning', text: 'hidden' },
+          { type: 'tool-x', input: { text: 'hidden' } },
+          { text: 'B' },
+        ],
+      }),
+    ).toBe('A\nB');
+    expect(messageText({ content: { format: 2, parts: [{ type: 'text', text: 'C' }] } })).toBe('C');
+    expect(
+      messageText({
+        content: [{ type: 'text', text: 'D' }, { type: 'reasoning', text: 'no' }, 'E'],
+      }),
+    ).toBe('D\nE');
+    expect(messageText({ content: 'plain', text: 'T' })).toBe('T\nplain');
+    expect(messageText('lone \uD800 half')).toBe('lone \uFFFD half');
+    expect(messageText(42)).toBe('');
+  });
+});
