@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `pnpm mutation`: StrykerJS mutates packages/memory/src and core's adapter rules
-// (adapter-rules.ts, history-lineage.ts, and the kit's base class and write plans) and runs only the conformance suite against
+// (adapter-rules.ts, history-lineage.ts, and the kit's write plans) and runs only the conformance suite against
 // their source (conformance/vitest.mutation.config.ts). StrykerJS 10 needs Node 22, so it
 // runs on the `node` package of the npm registry, pinned below. Then the JSON report is
 // scored per target; the exit code is 1 when a target is under the threshold.
@@ -23,7 +23,7 @@ const TARGETS = [
     match: (f) => f.startsWith('packages/memory/src/'),
   },
   {
-    name: 'core adapter rules (adapter-rules.ts, history-lineage.ts, the kit: base class, plans)',
+    name: "core adapter rules (adapter-rules.ts, history-lineage.ts, the kit's write plans)",
     match: (f) =>
       f === 'packages/core/src/adapter-rules.ts' ||
       f === 'packages/core/src/history-lineage.ts' ||

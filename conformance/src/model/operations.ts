@@ -40,7 +40,11 @@ export type Operation =
       k: Ref;
       expectRevision: 'none' | 'right' | 'wrong';
       expectCount: 'none' | 'right' | 'zero';
-      body: 'none' | 'append' | 'replace';
+      body: 'none' | 'append' | 'replace' | 'truncate';
+      /** With body `truncate`: how many messages to keep (past the end is invalid). */
+      keep: number;
+      /** A name from a small set, so repeats are frequent. */
+      operationId: string | null;
       messages: Text[];
       title: string | null;
       folder: number | null;
@@ -133,8 +137,11 @@ export const operationArb: fc.Arbitrary<Operation> = fc.oneof(
         'append' as const,
         'append' as const,
         'replace' as const,
+        'truncate' as const,
         'none' as const,
       ),
+      keep: fc.nat({ max: 5 }),
+      operationId: fc.option(fc.constantFrom('op-a', 'op-b', 'op-c'), { nil: null, freq: 2 }),
       messages: texts,
       title: fc.option(fc.constantFrom(...WORDS), { nil: null, freq: 3 }),
       folder: fc.option(fc.nat({ max: 1 }), { nil: null, freq: 4 }),

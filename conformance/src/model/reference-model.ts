@@ -42,6 +42,16 @@ export interface ModelSession extends Counters {
   base?: { parentRewrites: number; ownRewrites: number; counters: Counters } | undefined;
   runtimeStatus: JsonValue | null;
   events: { sequence: number; revision: number; type: string; payload: JsonValue; at: Date }[];
+  /** The results of the commits with an operation id, by id (a new life starts empty). */
+  operations?: Map<string, CommitOutcome> | undefined;
+}
+
+/** What a commit resolved with, as the model checks it. */
+export interface CommitOutcome {
+  revision: number;
+  messageCount: number;
+  /** The store's time of the first commit; adopted after it answered. */
+  updatedAt?: Date | undefined;
 }
 
 /** Fields of `commit`'s patch the model generates. */
@@ -62,6 +72,8 @@ export interface ModelCommit {
   expectedMessageCount?: number;
   append?: Message[];
   replace?: Message[];
+  truncate?: number;
+  operationId?: string;
   patch?: ModelPatch;
   increment?: Partial<Counters>;
 }
@@ -92,6 +104,7 @@ export class ReferenceModel {
       base: _b,
       runtimeStatus: _s,
       events: _e,
+      operations: _o,
       ...header
     } = structuredClone(s);
     return strip({ ...header, messages, children: this.children(s.id) });
@@ -147,15 +160,21 @@ export class ReferenceModel {
     return ok(s);
   }
 
-  /** `commit`: expectations, then patch, increments and messages in one step. */
-  commit(id: string, c: ModelCommit): Outcome<ModelSession> {
+  /**
+   * `commit`: a recorded operation id answers first (nothing written); then expectations,
+   * the truncation's range, patch, increments and messages in one step.
+   */
+  commit(id: string, c: ModelCommit): Outcome<{ result: CommitOutcome; replayed: boolean }> {
     const s = this.sessions.get(id);
     if (!s) return fail('not_found');
+    const recorded = c.operationId === undefined ? undefined : s.operations?.get(c.operationId);
+    if (recorded) return ok({ result: recorded, replayed: true });
     if (c.expectedRevision !== undefined && c.expectedRevision !== s.revision)
       return fail('conflict');
     if (c.expectedMessageCount !== undefined && c.expectedMessageCount !== s.messages.length) {
       return fail('conflict');
     }
+    if (c.truncate !== undefined && c.truncate > s.messages.length) return fail('invalid_argument');
     const next = structuredClone(s);
     const p = c.patch ?? {};
     if (p.title !== undefined) next.title = p.title;
@@ -180,10 +199,21 @@ export class ReferenceModel {
     if (c.replace) {
       next.messages = structuredClone(c.replace);
       next.rewrites++;
-    } else if (c.append) next.messages.push(...structuredClone(c.append));
+    } else {
+      if (c.truncate !== undefined && c.truncate < next.messages.length) {
+        next.messages.length = c.truncate;
+        next.rewrites++;
+      }
+      if (c.append) next.messages.push(...structuredClone(c.append));
+    }
     next.revision++;
+    const result: CommitOutcome = { revision: next.revision, messageCount: next.messages.length };
+    if (c.operationId !== undefined) {
+      next.operations = new Map(next.operations ?? []);
+      next.operations.set(c.operationId, result);
+    }
     this.sessions.set(id, next);
-    return ok(next);
+    return ok({ result, replayed: false });
   }
 
   /** `delete` with promotion of the children to the grandparent. */
@@ -235,6 +265,7 @@ export class ReferenceModel {
       base: { parentRewrites: p.rewrites, ownRewrites: 0, counters: countersOf(p) },
       runtimeStatus: null,
       events: [],
+      operations: undefined,
     };
     this.sessions.set(childId, child);
     return ok(child);
@@ -256,6 +287,7 @@ export class ReferenceModel {
       base: undefined,
       runtimeStatus: null,
       events: [],
+      operations: undefined,
     };
     this.sessions.set(copyId, copy);
     return ok(copy);

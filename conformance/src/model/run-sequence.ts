@@ -412,6 +412,11 @@ class SequenceRun {
     if (op.expectCount !== 'none') c.expectedMessageCount = op.expectCount === 'right' ? count : 0;
     if (op.body === 'append') c.append = op.messages as Message[];
     if (op.body === 'replace') c.replace = op.messages as Message[];
+    if (op.body === 'truncate') {
+      c.truncate = op.keep;
+      if (op.messages.length > 0) c.append = op.messages as Message[];
+    }
+    if (op.operationId !== null) c.operationId = op.operationId;
     const patch: NonNullable<ModelCommit['patch']> = {};
     if (op.title !== null) patch.title = op.title;
     if (op.folder !== null) patch.folder = this.folders[op.folder]!;
@@ -425,11 +430,18 @@ class SequenceRun {
     const expected = this.model.commit(id, c);
     const got = agree('commit', await attempt(() => this.store.commit(id, c as never)), expected);
     if (!got || !('ok' in expected)) return;
-    expect({ revision: got.revision, messageCount: got.messageCount }).toEqual({
-      revision: expected.ok.revision,
-      messageCount: expected.ok.messages.length,
+    const { result, replayed } = expected.ok;
+    expect({ revision: got.revision, messageCount: got.messageCount }, 'commit result').toEqual({
+      revision: result.revision,
+      messageCount: result.messageCount,
     });
+    if (replayed) {
+      // A repeat resolves with the first result, its time included, and writes nothing.
+      expect(got.updatedAt.getTime(), 'replayed updatedAt').toBe(result.updatedAt?.getTime());
+      return;
+    }
     this.adopt(id, got, false);
+    result.updatedAt = new Date(got.updatedAt.getTime());
   }
 
   /** Every session, loaded and listed, equals the model. */
