@@ -27,7 +27,7 @@ export async function runReadmeExample(
   replace: Record<string, string> = {},
 ): Promise<ReadmeExampleRun> {
   const text = readFileSync(readme, 'utf8');
-  const at = text.search(new RegExp(`^#{2,3} ${escape(heading)}\\s*$`, 'm'));
+  const at = text.search(new RegExp(`^#{2,3} ${escapeRegExp(heading)}\\s*$`, 'm'));
   if (at < 0) throw new Error(`${readme.pathname}: no heading "${heading}"`);
   const start = text.indexOf('```ts\n', at);
   if (start < 0) throw new Error(`${readme.pathname}: no ts block under "${heading}"`);
@@ -60,6 +60,6 @@ function format(value: unknown): string {
   return String(value);
 }
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\`]/g, '\\$&');
 }
