@@ -38,13 +38,7 @@ export function stateOf(id: string, reply: readonly unknown[]): StoredState {
 
 /** The stored state of `id`, or `undefined` when there is no such session. */
 export async function readState(ctx: StoreContext, id: string): Promise<StoredState | undefined> {
-  const reply = await call<unknown[] | null>(
-    ctx,
-    SCRIPTS.readState,
-    ctx.keys.sessionKeyList(id),
-    [],
-    `reading session "${id}"`,
-  );
+  const reply = await readStateReply(ctx, id);
   return reply === null ? undefined : stateOf(id, reply);
 }
 
@@ -53,14 +47,18 @@ export async function readStateForRepair(
   ctx: StoreContext,
   id: string,
 ): Promise<(StoredState & { hasText: boolean }) | undefined> {
-  const reply = await call<unknown[] | null>(
+  const reply = await readStateReply(ctx, id);
+  return reply === null ? undefined : { ...stateOf(id, reply), hasText: Number(reply[6]) === 1 };
+}
+
+function readStateReply(ctx: StoreContext, id: string): Promise<unknown[] | null> {
+  return call<unknown[] | null>(
     ctx,
     SCRIPTS.readState,
     ctx.keys.sessionKeyList(id),
     [],
     `reading session "${id}"`,
   );
-  return reply === null ? undefined : { ...stateOf(id, reply), hasText: Number(reply[6]) === 1 };
 }
 
 /** The stored state of `id`; throws `not_found`. */
