@@ -63,7 +63,7 @@ export async function writeOnce<T>(
   }
   if (reply === NOT_APPLIED) {
     throw errors.unavailable(
-      `${doing}: the connection to Redis was lost and the write did not land — safe to retry`,
+      `${doing}: the connection to Redis was lost and the write did not land`,
     );
   }
   return reply;
@@ -94,9 +94,11 @@ async function settle(
       await new Promise((resolve) => setTimeout(resolve, SETTLE_PAUSE_MS));
     }
   }
-  throw errors.unavailable(
-    `${doing}: Redis did not answer; the write may or may not have landed`,
-    last,
+  // Not the factory's "safe to retry": whether it landed is unknown.
+  throw errors.make(
+    'unavailable',
+    `backend unavailable: ${doing}: Redis did not answer, so the write may or may not have landed`,
+    { cause: last },
   );
 }
 
