@@ -37,7 +37,7 @@ import {
   runtimeStatusText,
   searchTextOf,
 } from '@sessionkit/core/adapter';
-import { CallWatch, call } from './calls.js';
+import { CallWatch } from './calls.js';
 import { childrenOfOne } from './children.js';
 import { commitTurn } from './commit.js';
 import { assertSafeClient, isClusterClient } from './connection.js';
@@ -47,17 +47,17 @@ import { appendEvent, readEvents } from './events.js';
 import { IndexBatcher } from './index-batcher.js';
 import { DEFAULT_PREFIX, KeySpace } from './keys.js';
 import { listSummaries } from './listing.js';
-import { SCRIPTS } from './lua/index.js';
 import { loadSession, loadWindow } from './reads.js';
 import { repairIndex } from './repair.js';
 import { pruneRoots } from './retention.js';
 import { mergeSession, saveSession } from './rewrites.js';
 import * as router from './router.js';
+import { loadStatus, saveStatus } from './runtime-status.js';
 import type { RedisClient } from './scripts.js';
 import { insertRecord, readState } from './session-io.js';
 import { StateCache } from './state-cache.js';
 import { branchSession, cloneSession, removeSession } from './tree.js';
-import { writeOnce, writeToken } from './write-ledger.js';
+import { writeToken } from './write-ledger.js';
 
 /** Options of `new RedisStore(options)`. */
 export interface RedisStoreOptions {
@@ -297,39 +297,14 @@ export class RedisStore<M = Message> implements FullStore<M> {
   /** Stores the status apart from the transcript. Throws `too_large`, `not_found`. */
   async saveRuntimeStatus(id: string, status: JsonValue): Promise<void> {
     this.#open();
-    const text = runtimeStatusText(errors, id, status);
-    const token = writeToken();
-    const saved = await writeOnce<number>(
-      this.#ctx,
-      SCRIPTS.saveStatus,
-      id,
-      this.#ctx.keys.sessionKeyList(id),
-      [text, token],
-      token,
-      `saving the status of "${id}"`,
-    );
-    if (saved !== 's') throw errors.notFound(id);
+    await saveStatus(this.#ctx, id, runtimeStatusText(errors, id, status));
   }
 
   /** The stored status, or `null`. Throws `not_found`. */
   async loadRuntimeStatus(id: string): Promise<JsonValue | null> {
     this.#open();
     assertId(errors, id);
-    const k = this.#ctx.keys.sessionKeyList(id);
-    const [exists, text] = await call<[number, string | null]>(
-      this.#ctx,
-      SCRIPTS.loadStatus,
-      k,
-      [],
-      `loading the status of "${id}"`,
-    );
-    if (Number(exists) !== 1) throw errors.notFound(id);
-    if (typeof text !== 'string') return null;
-    try {
-      return JSON.parse(text) as JsonValue;
-    } catch (cause) {
-      throw errors.corrupt(id, 'the runtime status is not JSON', cause);
-    }
+    return loadStatus(this.#ctx, id);
   }
 
   // ---------------------------------------------------------------- SessionRouter
