@@ -1,10 +1,42 @@
-import type { Committer, Message, SessionSummary, Store } from '@sessionkit/core';
+import type {
+  Brancher,
+  Committer,
+  EventLog,
+  Message,
+  RuntimeStatusStore,
+  SessionSummary,
+  Store,
+} from '@sessionkit/core';
 import { compareListOrder } from '@sessionkit/core/adapter';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
-import { createSession, expectCode, msg, race, tally, tick, turns } from './util.js';
+import {
+  createSession,
+  expectCode,
+  expectListedAsLoaded,
+  msg,
+  race,
+  tally,
+  tick,
+  turns,
+} from './util.js';
 
 type C = Store & Committer;
+type Full = C & Brancher & EventLog & RuntimeStatusStore;
+
+/**
+ * Deletes `id` through `peer` and creates it again with other fields and messages, then
+ * commits `commits` more turns there: the new session's revisions (and any write counter an
+ * adapter keeps) reach the values the first one had, so nothing but its identity tells the
+ * two apart.
+ */
+async function recreateThrough(peer: C, id: string, folder: string, commits: number) {
+  await peer.delete(id);
+  await peer.create({ id, folder, title: 'second life', messages: turns(1, 'new') });
+  for (let j = 0; j < commits; j++) {
+    await peer.commit(id, { append: [msg('user', `new ${j}`)] });
+  }
+}
 const key = (s: { updatedAt: Date; id: string }) => ({ updatedAt: s.updatedAt, id: s.id });
 
 function strictlyOrdered(xs: SessionSummary[], oldestFirst: boolean): boolean {
@@ -248,4 +280,101 @@ export const concurrencySpec = defineSpec('concurrency', 'Store', (t) => {
       expect(await store.list({ folder, includeArchived: true })).toEqual([]);
     }
   });
+
+  t.testFor(
+    'Committer',
+    'a session deleted and re-created through another instance: the next commit lands on the new one',
+    async (ctx) => {
+      const store = ctx.store as C;
+      const peer = (await ctx.peer()) as C;
+      const folder = ctx.folder();
+      // The peer's re-created session is written 0 … 3 times, so at one of them it has as
+      // many writes as the first session had when this instance last wrote it.
+      for (let commits = 0; commits <= 3; commits++) {
+        const id = ctx.id();
+        await store.create({ id, folder, title: 'first life', messages: turns(1, 'old') });
+        for (let i = 0; i < 2; i++) {
+          await store.commit(id, {
+            append: [msg('user', `old ${i}`)],
+            increment: { turnCount: 1 },
+          });
+        }
+        await recreateThrough(peer, id, folder, commits);
+        const result = await store.commit(id, {
+          append: [msg('assistant', 'after')],
+          increment: { turnCount: 1 },
+        });
+        const texts = [
+          ...turns(1, 'new').map((m) => m.content),
+          ...Array.from({ length: commits }, (_, j) => `new ${j}`),
+          'after',
+        ];
+        expect(result.revision).toBe(commits + 2);
+        expect(result.messageCount).toBe(texts.length);
+        const loaded = await expectListedAsLoaded(store, id);
+        expect(loaded.title).toBe('second life');
+        expect(loaded.turnCount).toBe(1);
+        expect(loaded.revision).toBe(commits + 2);
+        expect(loaded.messages.map((m) => (m as Message).content)).toEqual(texts);
+        expect(await peer.load(id)).toEqual(loaded);
+      }
+    },
+    { timeoutFactor: 2 },
+  );
+
+  t.testFor(
+    'Committer',
+    'a session deleted and re-created through another instance: merge, branch, promotion, status and events see the new one',
+    async (ctx) => {
+      const store = ctx.store as Full;
+      const peer = (await ctx.peer()) as Full;
+      const folder = ctx.folder();
+      const id = ctx.id();
+      const parent = await store.create({ id: ctx.id(), folder, title: 'old parent' });
+      await store.create({ id, folder, parentId: parent.id, messages: turns(2, 'old') });
+      await store.commit(id, { append: [msg('user', 'old 0')], increment: { turnCount: 1 } });
+      await store.saveRuntimeStatus(id, { life: 1 });
+      await store.append(id, 'old', { life: 1 });
+      await store.append(id, 'old', { life: 1 });
+
+      // Re-created as the child of another parent, with a branch of its own.
+      const newParent = await peer.create({ id: ctx.id(), folder, title: 'new parent' });
+      await peer.delete(id);
+      await peer.create({ id, folder, parentId: newParent.id, messages: turns(1, 'new') });
+      await peer.commit(id, { append: [msg('user', 'new 0')] });
+      const branch = await peer.branch(id, 3);
+      await peer.commit(branch.id, { append: [msg('assistant', 'on the branch')] });
+
+      // Events and status belong to the new session only.
+      expect(await store.loadRuntimeStatus(id)).toBeNull();
+      const event = await store.append(id, 'new', { life: 2 });
+      expect(event).toMatchObject({ sequence: 1, revision: 2, type: 'new' });
+      expect((await store.events(id)).map((e) => e.payload)).toEqual([{ life: 2 }]);
+      await store.saveRuntimeStatus(id, { life: 2 });
+      expect(await peer.loadRuntimeStatus(id)).toEqual({ life: 2 });
+
+      // A merge of the new session's branch fast-forwards the new session.
+      const merged = await store.merge(branch.id);
+      const expected = [...turns(1, 'new').map((m) => m.content), 'new 0', 'on the branch'];
+      expect(merged.messages.map((m) => (m as Message).content)).toEqual(expected);
+      expect(merged.revision).toBe(3);
+      expect(merged.children).toEqual([branch.id]);
+
+      // A branch of it starts from the new history.
+      const again = await store.branch(id, 2);
+      expect(again.messages).toEqual(turns(1, 'new'));
+
+      // Deleting its new parent promotes it to a root, and a commit after that keeps both.
+      await store.delete(newParent.id);
+      const result = await store.commit(id, { append: [msg('user', 'last')] });
+      expect(result).toMatchObject({ revision: 4, messageCount: expected.length + 1 });
+      const loaded = await expectListedAsLoaded(store, id);
+      expect(loaded.parentId).toBeUndefined();
+      expect(loaded.turnCount).toBe(0);
+      expect(loaded.messages.map((m) => (m as Message).content)).toEqual([...expected, 'last']);
+      expect((await store.load(parent.id)).children).toEqual([]);
+      expect(await peer.load(id)).toEqual(loaded);
+    },
+    { requires: ['Brancher', 'EventLog', 'RuntimeStatusStore'], timeoutFactor: 2 },
+  );
 });

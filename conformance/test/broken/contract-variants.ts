@@ -10,7 +10,7 @@ import {
   normalizeMessageWindow,
   windowBounds,
 } from '@sessionkit/core/adapter';
-import type { MemoryStore } from '@sessionkit/memory';
+import type { MemoryRecord, MemoryStore } from '@sessionkit/memory';
 import type { BrokenVariant } from './variants.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -322,6 +322,34 @@ export const CONTRACT_VARIANTS: BrokenVariant[] = [
         return saved;
       },
     }),
+  },
+  {
+    name: 'commit-trusts-remembered-state',
+    bug: 'an instance commits from the state it remembers while the stored revision matches it, also over a re-created session',
+    caughtBy: [
+      {
+        spec: 'concurrency',
+        test: 'a session deleted and re-created through another instance: the next commit lands on the new one',
+      },
+    ],
+    override: (inner) => {
+      // Per instance, as a store's cache of the sessions it wrote last.
+      const remembered = new Map<string, MemoryRecord>();
+      return {
+        async commit(id: string, input: CommitInput) {
+          const stored = inner.backend.records.get(id);
+          const mine = remembered.get(id);
+          if (stored && mine && stored.header.revision === mine.header.revision) {
+            inner.backend.records.set(id, structuredClone(mine));
+            await putRecord(inner);
+          }
+          const result = await inner.commit(id, input);
+          const after = inner.backend.records.get(id);
+          if (after) remembered.set(id, structuredClone(after));
+          return result;
+        },
+      };
+    },
   },
 ];
 

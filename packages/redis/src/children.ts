@@ -2,10 +2,9 @@
 // child's own `p` field decides. A set can hold a stale id (a process died mid-delete or
 // mid-promotion) but never lacks a real child: links are added before a child is written.
 import { compareIds } from '@sessionkit/core/adapter';
+import { call, command } from './calls.js';
 import type { StoreContext } from './context.js';
-import { wrapRedisError } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { call } from './session-io.js';
 
 /** The children of each of `parentIds` (ascending ids), read from the index and checked. */
 export async function childrenOf(
@@ -38,9 +37,7 @@ export async function childrenOfOne(ctx: StoreContext, id: string): Promise<stri
 
 /** The `p` field of a session (its parent id, `''` for none), `null` when it does not exist. */
 async function parentOf(ctx: StoreContext, id: string): Promise<string | null> {
-  try {
-    return await ctx.client.hget(ctx.keys.session(id).meta, 'p');
-  } catch (e) {
-    throw wrapRedisError(e, `reading session "${id}"`);
-  }
+  return command(ctx, `reading session "${id}"`, () =>
+    ctx.client.hget(ctx.keys.session(id).meta, 'p'),
+  );
 }

@@ -16,6 +16,7 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { readState, type StoredState, writeRecord } from './session-io.js';
 import type { StateCache } from './state-cache.js';
+import { writeToken } from './write-ledger.js';
 
 /**
  * How long a commit that keeps losing races to other writers of its session goes on
@@ -44,6 +45,9 @@ export async function commitTurn(
     input.replace !== undefined ? 'replace' : input.append !== undefined ? 'append' : 'none';
   // A monotonic clock: a wall-clock step must not stretch or cut the budget.
   const giveUpAt = performance.now() + CONTENDED_BUDGET_MS;
+  // One token for every attempt: an attempt whose reply was lost and that landed is found
+  // by the next one (or by the settle), never applied a second time.
+  const token = writeToken();
   for (let losses = 0; losses === 0 || performance.now() < giveUpAt; ) {
     let computed: ReturnType<typeof computeCommit>;
     try {
@@ -59,7 +63,8 @@ export async function commitTurn(
     const lineage = committedLineage(state.lineage, input);
     const outcome = await writeRecord(ctx, {
       id,
-      expectedVersion: state.version,
+      token,
+      expected: state,
       header,
       lineage,
       mode,
@@ -80,7 +85,7 @@ export async function commitTurn(
       if (++losses >= LOSSES_BEFORE_BACKOFF) await pause(Math.random() * 8);
       continue;
     }
-    cache.set(id, { header, messageCount, lineage, version: outcome.version });
+    cache.set(id, { header, messageCount, lineage, life: state.life, version: outcome.version });
     return { revision: header.revision, messageCount, updatedAt: new Date(now.getTime()) };
   }
   throw errors.unavailable(`commit to session "${id}" kept losing races with other writers`);

@@ -8,9 +8,11 @@ import type { RedisClient } from './scripts.js';
  * What owned clients get unless the caller's options say otherwise:
  * - `maxRetriesPerRequest: 2`: a call made while Redis is unreachable fails (`unavailable`)
  *   after two reconnection attempts instead of waiting for ever;
- * - `autoResendUnfulfilledCommands: false`: a write in flight when the connection drops
- *   fails (`unavailable`) rather than being sent again behind the caller's back (each write
- *   also carries a token, so a re-sent one applies once).
+ * - `autoResendUnfulfilledCommands: false`: a write in flight when the connection drops is
+ *   not sent again behind the caller's back; the store settles it through its token
+ *   instead (it landed, or it is fenced and fails `unavailable`), so its outcome is known
+ *   when the call returns (every write also carries a token, so a re-sent one would apply
+ *   once).
  */
 export const OWNED_CLIENT_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 2,
@@ -134,4 +136,28 @@ function clusterClient(
 /** True for a `Cluster` client (from any copy of ioredis). */
 export function isClusterClient(client: unknown): boolean {
   return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * Refuses a client the store cannot be safe with (`invalid_argument`, naming the setting):
+ * - `keyPrefix` (on the client, or a Cluster's `redisOptions`): ioredis prefixes the keys
+ *   of commands but not `SCAN` patterns, so `repair()` would see no session and drop every
+ *   listing entry — use the store's own `prefix` option instead;
+ * - a Cluster with `scaleReads` other than `"master"`: replicas lag, so a read could miss
+ *   an acknowledged write (and a repair act on an old view).
+ * Every other setting is safe: see "Connections and lost replies" in the README.
+ */
+export function assertSafeClient(client: RedisClient): void {
+  const options = (client as unknown as { options?: Record<string, unknown> }).options ?? {};
+  const redisOptions = (options.redisOptions ?? {}) as Record<string, unknown>;
+  if (options.keyPrefix || redisOptions.keyPrefix) {
+    throw errors.invalid(
+      'RedisStore: the client has keyPrefix set, which SCAN does not honour; use the store option prefix instead',
+    );
+  }
+  if (isClusterClient(client) && (options.scaleReads ?? 'master') !== 'master') {
+    throw errors.invalid(
+      `RedisStore: the Cluster client reads from replicas (scaleReads "${String(options.scaleReads)}"), which can miss acknowledged writes; use scaleReads "master"`,
+    );
+  }
 }

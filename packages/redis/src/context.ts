@@ -1,6 +1,7 @@
 // What every part of the store works with: the client, the key layout and the options.
 
 import type { KeyedMutex } from '@sessionkit/core/adapter';
+import type { CallWatch } from './calls.js';
 import { errors } from './errors.js';
 import type { IndexBatcher } from './index-batcher.js';
 import type { KeySpace } from './keys.js';
@@ -9,6 +10,8 @@ import type { RedisClient } from './scripts.js';
 /** The shared state of one store instance. */
 export interface StoreContext {
   readonly client: RedisClient;
+  /** The store's commands in flight, so none is left unsettled (`calls.ts`). */
+  readonly calls: CallWatch;
   readonly keys: KeySpace;
   /** TTL of a session in ms after its last write; 0 for none. */
   readonly ttlMs: number;

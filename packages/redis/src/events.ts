@@ -1,12 +1,16 @@
 // The event log: a list in the session's slot; entry i holds sequence i + 1, so a read
 // after a sequence is one LRANGE whose cost grows with the events returned.
 import type { JsonValue, SessionEvent } from '@sessionkit/core';
+import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { call } from './session-io.js';
+import { outcomeNumbers, writeOnce, writeToken } from './write-ledger.js';
 
-/** Appends an event (sequence and revision assigned atomically). Throws `not_found`. */
+/**
+ * Appends an event (sequence and revision assigned atomically, once even when the script
+ * runs twice). Throws `not_found`, `unavailable`.
+ */
 export async function appendEvent(
   ctx: StoreContext,
   id: string,
@@ -15,17 +19,21 @@ export async function appendEvent(
 ): Promise<SessionEvent> {
   const at = Date.now();
   const body = JSON.stringify({ type, payload: payload ?? null });
-  const reply = await call<[number, string] | null>(
+  const token = writeToken();
+  const reply = await writeOnce<null>(
     ctx,
     SCRIPTS.appendEvent,
+    id,
     ctx.keys.sessionKeyList(id),
-    [at, body],
+    [at, body, token],
+    token,
     `appending an event to session "${id}"`,
   );
-  if (reply === null) throw errors.notFound(id);
+  if (typeof reply !== 'string') throw errors.notFound(id);
+  const [sequence, revision] = outcomeNumbers(reply);
   return {
-    sequence: Number(reply[0]),
-    revision: Number(reply[1]),
+    sequence: sequence as number,
+    revision: revision as number,
     at: new Date(at),
     type,
     payload: (JSON.parse(body) as { payload: JsonValue }).payload,

@@ -2,10 +2,9 @@
 // sessions share. Writes that finish while an index update is in flight are coalesced
 // into the next one: each caller still waits until its own entry is written, but the index
 // node sees one script per round instead of one per write.
-import type { StoreContext } from './context.js';
-import { wrapRedisError } from './errors.js';
+import { type CallContext, call } from './calls.js';
+import type { KeySpace } from './keys.js';
 import { SCRIPTS } from './lua/index.js';
-import { runScript } from './scripts.js';
 
 interface Waiter {
   resolve(): void;
@@ -21,7 +20,7 @@ export class IndexBatcher {
   #waiters: Waiter[] = [];
   #running = false;
 
-  constructor(private readonly ctx: Pick<StoreContext, 'client' | 'keys'>) {}
+  constructor(private readonly ctx: CallContext & { keys: KeySpace }) {}
 
   /** Moves the order entry of `id` forward to `score` (never back); resolves once written. */
   set(id: string, score: number): Promise<void> {
@@ -41,15 +40,15 @@ export class IndexBatcher {
       // unless the batch was cut at MAX_BATCH (then the rest wait for the next round).
       const waiters = this.#queued.size === 0 ? this.#waiters.splice(0) : [];
       try {
-        await runScript(
-          this.ctx.client,
+        await call(
+          this.ctx,
           SCRIPTS.indexSetMany,
           [this.ctx.keys.order],
           entries.flatMap(([id, score]) => [score, id]),
+          'indexing a session',
         );
         for (const w of waiters) w.resolve();
-      } catch (e) {
-        const error = wrapRedisError(e, 'indexing a session');
+      } catch (error) {
         for (const w of waiters.length > 0 ? waiters : this.#waiters.splice(0)) w.reject(error);
         this.#queued.clear();
       }

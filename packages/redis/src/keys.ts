@@ -30,7 +30,7 @@ export function assertPrefix(prefix: unknown): asserts prefix is string {
 
 /** The keys of one session, all in the slot of `{id}`. */
 export interface SessionKeys {
-  /** Hash: `h` header JSON, `r` revision (for events), `w` write version, `n` message count, `l` lineage JSON, `p` parent id, `e` last event sequence, `o` last write's token. */
+  /** Hash: `h` header JSON, `r` revision (for events), `w` write version, `g` life token (unique per create), `n` message count, `l` lineage JSON, `p` parent id, `e` last event sequence. */
   meta: string;
   /** List: one JSON text per message, in order. */
   messages: string;
@@ -40,6 +40,13 @@ export interface SessionKeys {
   status: string;
   /** List: the event log, entry `i` holds sequence `i + 1`. */
   events: string;
+  /**
+   * Hash: the write ledger, token → outcome of the session's recent writes (`write-ledger.ts`).
+   * It outlives a delete (it expires on its own), so a repeated write finds what it did.
+   */
+  ledger: string;
+  /** Hash: the previous ledger generation (the ledger is renamed here when it is full). */
+  ledgerPrevious: string;
 }
 
 /** Names every key of a store under one prefix. */
@@ -60,13 +67,15 @@ export class KeySpace {
       text: `${base}t`,
       status: `${base}s`,
       events: `${base}e`,
+      ledger: `${base}o`,
+      ledgerPrevious: `${base}o0`,
     };
   }
 
-  /** The five session keys as an array, in the order the scripts expect. */
+  /** The seven session keys as an array, in the order the scripts expect. */
   sessionKeyList(id: string): string[] {
     const k = this.session(id);
-    return [k.meta, k.messages, k.text, k.status, k.events];
+    return [k.meta, k.messages, k.text, k.status, k.events, k.ledger, k.ledgerPrevious];
   }
 
   /** Sorted set: score = `updatedAt` in ms, member = id. Redis orders equal scores by member bytes, which is `list`'s id order. */

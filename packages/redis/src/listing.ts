@@ -10,13 +10,12 @@ import {
   type NormalizedListOptions,
   type SessionHeader,
 } from '@sessionkit/core/adapter';
+import { call, command } from './calls.js';
 import { childrenOf } from './children.js';
 import { decodeCount, decodeHeader } from './codec.js';
 import type { StoreContext } from './context.js';
-import { wrapRedisError } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { scorePairs } from './scan.js';
-import { call } from './session-io.js';
 
 /** Ids read from the order set in the first step (at least the page size); it doubles up to `MAX_CHUNK`. */
 const FIRST_CHUNK = 16;
@@ -146,20 +145,9 @@ async function readChunk(
   const from = c.from === undefined ? (oldestFirst ? '-inf' : '+inf') : String(c.from);
   const until = c.until === undefined ? (oldestFirst ? '+inf' : '-inf') : `(${c.until}`;
   const args = oldestFirst ? [from, until, 'BYSCORE'] : [from, until, 'BYSCORE', 'REV'];
-  let reply: unknown;
-  try {
-    reply = await ctx.client.call(
-      'ZRANGE',
-      ctx.keys.order,
-      ...args,
-      'LIMIT',
-      c.skip,
-      c.size,
-      'WITHSCORES',
-    );
-  } catch (e) {
-    throw wrapRedisError(e, 'listing sessions');
-  }
+  const reply = await command(ctx, 'listing sessions', () =>
+    ctx.client.call('ZRANGE', ctx.keys.order, ...args, 'LIMIT', c.skip, c.size, 'WITHSCORES'),
+  );
   return scorePairs(reply).map(([id, score]) => ({ id, score }));
 }
 
@@ -212,18 +200,15 @@ async function healEntry(ctx: StoreContext, e: IndexEntry, actual: number): Prom
     [e.id, e.score, actual],
     'healing the listing index',
   );
-  if (changed === 1) ctx.stats.indexHeals++;
-  return changed === 1;
+  if (Number(changed) === 1) ctx.stats.indexHeals++;
+  return Number(changed) === 1;
 }
 
 /** Drops the entry of a session that does not exist, unless a create is still writing it. */
 async function dropOrphan(ctx: StoreContext, e: IndexEntry): Promise<void> {
-  let since: string | null;
-  try {
-    since = await ctx.client.zscore(ctx.keys.pending, e.id);
-  } catch (err) {
-    throw wrapRedisError(err, 'listing sessions');
-  }
+  const since = await command(ctx, 'listing sessions', () =>
+    ctx.client.zscore(ctx.keys.pending, e.id),
+  );
   if (since !== null && Date.now() - Number(since) < PENDING_GRACE_MS) return;
   await call(
     ctx,

@@ -2,12 +2,13 @@
 // read is never torn by a concurrent commit.
 import type { MessageWindow, Session } from '@sessionkit/core';
 import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core/adapter';
+import { call } from './calls.js';
 import { childrenOfOne } from './children.js';
 import { decodeMessages } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { call, type StoredState, stateOf } from './session-io.js';
+import { type StoredState, stateOf } from './session-io.js';
 
 /** A snapshot of a session with a range of its messages (JSON texts) and, if asked, its search text. */
 export interface Snapshot extends StoredState {
@@ -35,9 +36,9 @@ export async function readSnapshot(
   );
   if (reply === null) throw errors.notFound(id);
   const state = stateOf(id, reply);
-  const messageTexts = reply[5] as string[];
+  const messageTexts = reply[6] as string[];
   if (to !== 'none') ctx.stats.messageBodyReads++;
-  const text = reply[6];
+  const text = reply[7];
   return { ...state, messageTexts, searchText: typeof text === 'string' ? text : undefined };
 }
 

@@ -37,25 +37,27 @@ import {
   runtimeStatusText,
   searchTextOf,
 } from '@sessionkit/core/adapter';
+import { CallWatch } from './calls.js';
 import { childrenOfOne } from './children.js';
 import { commitTurn } from './commit.js';
-import { isClusterClient } from './connection.js';
+import { assertSafeClient, isClusterClient } from './connection.js';
 import { type RedisStoreStats, type StoreContext, serialWrite } from './context.js';
 import { errors } from './errors.js';
 import { appendEvent, readEvents } from './events.js';
 import { IndexBatcher } from './index-batcher.js';
 import { DEFAULT_PREFIX, KeySpace } from './keys.js';
 import { listSummaries } from './listing.js';
-import { SCRIPTS } from './lua/index.js';
 import { loadSession, loadWindow } from './reads.js';
 import { repairIndex } from './repair.js';
 import { pruneRoots } from './retention.js';
 import { mergeSession, saveSession } from './rewrites.js';
 import * as router from './router.js';
+import { loadStatus, saveStatus } from './runtime-status.js';
 import type { RedisClient } from './scripts.js';
-import { call, insertRecord, readState } from './session-io.js';
+import { insertRecord, readState } from './session-io.js';
 import { StateCache } from './state-cache.js';
 import { branchSession, cloneSession, removeSession } from './tree.js';
+import { writeToken } from './write-ledger.js';
 
 /** Options of `new RedisStore(options)`. */
 export interface RedisStoreOptions {
@@ -99,8 +101,9 @@ export class RedisStore<M = Message> implements FullStore<M> {
   #closed = false;
 
   /**
-   * A store over a borrowed client. Throws `invalid_argument` for a missing client, a bad
-   * prefix or TTL, or an unknown option.
+   * A store over a borrowed client. Throws `invalid_argument` for a missing client, a
+   * client the store cannot be safe with (`keyPrefix` set; a Cluster reading from replicas —
+   * see the README), a bad prefix or TTL, or an unknown option.
    */
   constructor(options: RedisStoreOptions) {
     assertKnownKeys(errors, options, OPTION_KEYS, 'RedisStore');
@@ -109,6 +112,7 @@ export class RedisStore<M = Message> implements FullStore<M> {
     if (typeof client !== 'object' || client === null || typeof client.evalsha !== 'function') {
       throw errors.invalid('RedisStore: options.client must be an ioredis Redis or Cluster client');
     }
+    assertSafeClient(client);
     const ttl = options.ttlSeconds ?? 0;
     if (!Number.isSafeInteger(ttl) || ttl < 0) {
       throw errors.invalid(
@@ -117,12 +121,14 @@ export class RedisStore<M = Message> implements FullStore<M> {
     }
     const keys = new KeySpace(options.prefix ?? DEFAULT_PREFIX);
     this.prefix = keys.prefix;
+    const calls = new CallWatch(client);
     this.#ctx = {
       client,
+      calls,
       keys,
       ttlMs: ttl * 1000,
       cluster: isClusterClient(client),
-      orderWrites: new IndexBatcher({ client, keys }),
+      orderWrites: new IndexBatcher({ client, calls, keys }),
       stats: this.stats,
       sessionWrites: new KeyedMutex(),
     };
@@ -161,6 +167,7 @@ export class RedisStore<M = Message> implements FullStore<M> {
       lineage: createdLineage(header, parent?.lineage),
       messages: texts,
       searchText: searchTextOf(messages),
+      token: writeToken(),
     });
     const children = await childrenOfOne(this.#ctx, header.id);
     return {
@@ -216,6 +223,7 @@ export class RedisStore<M = Message> implements FullStore<M> {
     if (this.#closed) return;
     this.#closed = true;
     this.#cache.clear();
+    this.#ctx.calls.close();
     if (this.#owned) {
       try {
         await this.#ctx.client.quit();
@@ -289,37 +297,14 @@ export class RedisStore<M = Message> implements FullStore<M> {
   /** Stores the status apart from the transcript. Throws `too_large`, `not_found`. */
   async saveRuntimeStatus(id: string, status: JsonValue): Promise<void> {
     this.#open();
-    const text = runtimeStatusText(errors, id, status);
-    const k = this.#ctx.keys.sessionKeyList(id);
-    const ok = await call<number>(
-      this.#ctx,
-      SCRIPTS.saveStatus,
-      k,
-      [text],
-      `saving the status of "${id}"`,
-    );
-    if (ok !== 1) throw errors.notFound(id);
+    await saveStatus(this.#ctx, id, runtimeStatusText(errors, id, status));
   }
 
   /** The stored status, or `null`. Throws `not_found`. */
   async loadRuntimeStatus(id: string): Promise<JsonValue | null> {
     this.#open();
     assertId(errors, id);
-    const k = this.#ctx.keys.sessionKeyList(id);
-    const [exists, text] = await call<[number, string | null]>(
-      this.#ctx,
-      SCRIPTS.loadStatus,
-      k,
-      [],
-      `loading the status of "${id}"`,
-    );
-    if (exists !== 1) throw errors.notFound(id);
-    if (typeof text !== 'string') return null;
-    try {
-      return JSON.parse(text) as JsonValue;
-    } catch (cause) {
-      throw errors.corrupt(id, 'the runtime status is not JSON', cause);
-    }
+    return loadStatus(this.#ctx, id);
   }
 
   // ---------------------------------------------------------------- SessionRouter

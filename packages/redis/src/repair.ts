@@ -3,12 +3,15 @@
 // only moves forward (or is corrected from the exact score it was seen with), links of
 // creates still in progress are left alone.
 import type { RepairReport } from '@sessionkit/core';
+import { searchTextOf } from '@sessionkit/core/adapter';
+import { call, command } from './calls.js';
+import { decodeMessages } from './codec.js';
 import type { StoreContext } from './context.js';
-import { wrapRedisError } from './errors.js';
 import { PENDING_GRACE_MS } from './listing.js';
 import { SCRIPTS } from './lua/index.js';
+import { readSnapshot } from './reads.js';
 import { scanKeys, scorePairs } from './scan.js';
-import { call, readState } from './session-io.js';
+import { readStateForRepair, type StoredState } from './session-io.js';
 
 /** What the sessions' own keys say the index should hold. */
 interface Truth {
@@ -16,10 +19,15 @@ interface Truth {
   children: Map<string, Set<string>>;
   /** Ids that exist (readable or not). */
   present: Set<string>;
+  /** Readable sessions whose search text key is gone, with the state they were read at. */
+  textless: Map<string, StoredState>;
   skippedCorrupt: RepairReport['skippedCorrupt'];
 }
 
-/** Rebuilds the listing order, children sets and pending marks; reports what it did. */
+/**
+ * Rebuilds the listing order, children sets, pending marks and missing search texts;
+ * reports what it did.
+ */
 export async function repairIndex(ctx: StoreContext): Promise<RepairReport> {
   const truth = await readTruth(ctx);
   const pending = await pendingSince(ctx);
@@ -28,6 +36,7 @@ export async function repairIndex(ctx: StoreContext): Promise<RepairReport> {
   );
   let fixed = await repairOrder(ctx, truth, inProgress);
   fixed += await repairChildren(ctx, truth, inProgress);
+  fixed += await restoreSearchTexts(ctx, truth);
   for (const [id, since] of pending) {
     if (truth.present.has(id) || Date.now() - since >= PENDING_GRACE_MS) {
       fixed += await call<number>(
@@ -54,12 +63,13 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
     order: new Map(),
     children: new Map(),
     present: new Set(),
+    textless: new Map(),
     skippedCorrupt: [],
   };
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const states = await Promise.all(
-      chunk.map((id) => readState(ctx, id).catch((e: unknown) => e)),
+      chunk.map((id) => readStateForRepair(ctx, id).catch((e: unknown) => e)),
     );
     chunk.forEach((id, j) => {
       const state = states[j];
@@ -70,7 +80,9 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
         truth.skippedCorrupt.push({ id, reason: state.message });
         return;
       }
-      const { header } = state as NonNullable<Awaited<ReturnType<typeof readState>>>;
+      const read = state as NonNullable<Awaited<ReturnType<typeof readStateForRepair>>>;
+      const { header } = read;
+      if (!read.hasText) truth.textless.set(id, read);
       truth.order.set(id, header.updatedAt.getTime());
       if (header.parentId !== undefined) {
         const set = truth.children.get(header.parentId) ?? new Set();
@@ -79,6 +91,41 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
     });
   }
   return truth;
+}
+
+/**
+ * A search text key lost (evicted, deleted by hand) makes `list({ query })` miss the
+ * session: it is rebuilt from the messages, and stored only if the session has not been
+ * written since it was read (a write in between keeps the text it wrote).
+ */
+async function restoreSearchTexts(ctx: StoreContext, truth: Truth): Promise<number> {
+  let fixed = 0;
+  for (const [id, state] of truth.textless) {
+    let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+    try {
+      snapshot = await readSnapshot(ctx, id, 0, -1);
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'not_found') continue; // deleted meanwhile
+      throw e;
+    }
+    if (snapshot.version !== state.version || snapshot.life !== state.life) continue;
+    let text: string;
+    try {
+      text = searchTextOf(decodeMessages(id, snapshot.messageTexts));
+    } catch (e) {
+      truth.skippedCorrupt.push({ id, reason: (e as Error).message });
+      continue;
+    }
+    const stored = await call<number>(
+      ctx,
+      SCRIPTS.restoreText,
+      ctx.keys.sessionKeyList(id),
+      [snapshot.life, snapshot.version, text],
+      'repairing the search text',
+    );
+    fixed += Number(stored);
+  }
+  return fixed;
 }
 
 async function pendingSince(ctx: StoreContext): Promise<Map<string, number>> {
@@ -142,10 +189,6 @@ async function repairChildren(
   return fixed;
 }
 
-async function redis<T>(_ctx: StoreContext, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (e) {
-    throw wrapRedisError(e, 'repairing the index');
-  }
+function redis<T>(ctx: StoreContext, run: () => Promise<T>): Promise<T> {
+  return command(ctx, 'repairing the index', run);
 }

@@ -14,6 +14,7 @@ import { errors } from './errors.js';
 import { readSnapshot } from './reads.js';
 import { writeRecord } from './session-io.js';
 import type { StateCache } from './state-cache.js';
+import { writeToken } from './write-ledger.js';
 
 /** Attempts of a merge whose parent keeps changing under it. */
 const MAX_MERGE_ATTEMPTS = 20;
@@ -37,7 +38,8 @@ export async function saveSession(
   );
   const outcome = await writeRecord(ctx, {
     id,
-    expectedVersion: stored.version,
+    token: writeToken(),
+    expected: stored,
     header,
     lineage,
     mode: 'replace',
@@ -50,7 +52,13 @@ export async function saveSession(
     cache.set(id, outcome.current);
     throw errors.conflict(id, session.revision, outcome.current.header.revision);
   }
-  cache.set(id, { header, lineage, messageCount: texts.length, version: outcome.version });
+  cache.set(id, {
+    header,
+    lineage,
+    messageCount: texts.length,
+    life: stored.life,
+    version: outcome.version,
+  });
   return { ...header, messages: JSON.parse(`[${texts.join(',')}]`) as unknown[], children: [] };
 }
 
@@ -77,6 +85,7 @@ async function mergeInto(
   parentId: string,
   child: Awaited<ReturnType<typeof readSnapshot>>,
 ): Promise<string> {
+  const token = writeToken();
   for (let attempt = 0; attempt < MAX_MERGE_ATTEMPTS; attempt++) {
     const parent = await readSnapshot(ctx, parentId, 0, 'none');
     const plan = planMerge(
@@ -86,7 +95,8 @@ async function mergeInto(
     );
     const outcome = await writeRecord(ctx, {
       id: parentId,
-      expectedVersion: parent.version,
+      token,
+      expected: parent,
       header: plan.header,
       lineage: plan.lineage,
       mode: 'replace',
@@ -100,6 +110,7 @@ async function mergeInto(
         header: plan.header,
         lineage: plan.lineage,
         messageCount: child.messageTexts.length,
+        life: parent.life,
         version: outcome.version,
       });
       return parentId;

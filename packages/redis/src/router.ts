@@ -2,10 +2,11 @@
 // and per-session reverse sets so a delete removes what names the session.
 import type { RouterRow } from '@sessionkit/core';
 import { FOLLOW_TUI, resolveRoute } from '@sessionkit/core/adapter';
+import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { call, sessionExists } from './session-io.js';
+import { sessionExists } from './session-io.js';
 
 /** The key of a binding: the JSON of its tuple (also its tie order in `recent`). */
 export function tupleKey(channel: string, chatKey: string, thread: string): string {

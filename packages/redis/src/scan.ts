@@ -1,8 +1,8 @@
 // SCAN over every master (all of a Cluster's, or the one standalone server). Used only by
 // repair() and by tests; no other code path enumerates keys.
 import type { Redis } from 'ioredis';
+import { command } from './calls.js';
 import type { StoreContext } from './context.js';
-import { wrapRedisError } from './errors.js';
 
 /** Keys matching `pattern` on every master, each once. */
 export async function scanKeys(ctx: StoreContext, pattern: string): Promise<string[]> {
@@ -10,17 +10,16 @@ export async function scanKeys(ctx: StoreContext, pattern: string): Promise<stri
   const nodes: Redis[] = ctx.cluster
     ? (ctx.client as import('ioredis').Cluster).nodes('master')
     : [ctx.client as Redis];
-  try {
-    for (const node of nodes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        for (const key of keys) found.add(key);
-        cursor = next;
-      } while (cursor !== '0');
-    }
-  } catch (e) {
-    throw wrapRedisError(e, 'scanning keys');
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const step = cursor;
+      const [next, keys] = await command(ctx, 'scanning keys', () =>
+        node.scan(step, 'MATCH', pattern, 'COUNT', 1000),
+      );
+      for (const key of keys) found.add(key);
+      cursor = next;
+    } while (cursor !== '0');
   }
   return [...found];
 }

@@ -1,49 +1,30 @@
 // Reads and writes of one session's keys (one slot), plus the index steps that go with
-// them. Every write is one Lua script that checks the write version its header was computed
-// from; core's kit computes the header.
-import { randomBytes } from 'node:crypto';
+// them. Every write is one Lua script that checks the life and write version its header
+// was computed from, and records its token in the session's write ledger; core's kit
+// computes the header.
 import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
+import { call, command } from './calls.js';
 import { decodeCount, decodeHeader, decodeLineage, encodeHeader } from './codec.js';
 import type { StoreContext } from './context.js';
-import { errors, wrapRedisError } from './errors.js';
+import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { type LuaScript, runScript } from './scripts.js';
+import { outcomeNumbers, writeOnce } from './write-ledger.js';
 
 /** A session as stored, without its messages. */
 export interface StoredState {
   header: SessionHeader;
   messageCount: number;
   lineage: HistoryLineage;
+  /**
+   * The life token `g`: unique per create, so a state remembered of a deleted session never
+   * passes for the session later created under its id. `''` for records stored before it.
+   */
+  life: string;
   /** The write version `w`: what a conditional write checks (every write moves it). */
   version: number;
 }
 
-/** Runs a script and wraps any driver error as a sessionkit error naming `doing`. */
-export async function call<T>(
-  ctx: StoreContext,
-  script: LuaScript,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  doing: string,
-): Promise<T> {
-  try {
-    return await runScript<T>(ctx.client, script, keys, args);
-  } catch (e) {
-    throw wrapRedisError(e, doing);
-  }
-}
-
-/** Random per process: tokens of two processes never collide. */
-const PROCESS_NONCE = randomBytes(9).toString('base64');
-let writeCounter = 0;
-
-/** A token naming one write, so a command ioredis re-sends after a reconnect applies once. */
-export function writeToken(): string {
-  writeCounter++;
-  return `${PROCESS_NONCE}${writeCounter.toString(36)}`;
-}
-
-/** The state from `[header, count, lineage, version, …]`; throws `corrupt`. */
+/** The state from `[header, count, lineage, version, parent, life, …]`; throws `corrupt`. */
 export function stateOf(id: string, reply: readonly unknown[]): StoredState {
   const header = decodeHeader(id, reply[0]);
   const messageCount = decodeCount(id, reply[1]);
@@ -51,19 +32,33 @@ export function stateOf(id: string, reply: readonly unknown[]): StoredState {
   if (typeof reply[3] !== 'string' || !Number.isSafeInteger(version)) {
     throw errors.corrupt(id, 'the write version is not a number');
   }
-  return { header, messageCount, lineage: decodeLineage(reply[2]), version };
+  const life = typeof reply[5] === 'string' ? reply[5] : '';
+  return { header, messageCount, lineage: decodeLineage(reply[2]), life, version };
 }
 
 /** The stored state of `id`, or `undefined` when there is no such session. */
 export async function readState(ctx: StoreContext, id: string): Promise<StoredState | undefined> {
-  const reply = await call<unknown[] | null>(
+  const reply = await readStateReply(ctx, id);
+  return reply === null ? undefined : stateOf(id, reply);
+}
+
+/** The state of `id` and whether its search text key exists (for `repair()`). */
+export async function readStateForRepair(
+  ctx: StoreContext,
+  id: string,
+): Promise<(StoredState & { hasText: boolean }) | undefined> {
+  const reply = await readStateReply(ctx, id);
+  return reply === null ? undefined : { ...stateOf(id, reply), hasText: Number(reply[6]) === 1 };
+}
+
+function readStateReply(ctx: StoreContext, id: string): Promise<unknown[] | null> {
+  return call<unknown[] | null>(
     ctx,
     SCRIPTS.readState,
     ctx.keys.sessionKeyList(id),
     [],
     `reading session "${id}"`,
   );
-  return reply === null ? undefined : stateOf(id, reply);
 }
 
 /** The stored state of `id`; throws `not_found`. */
@@ -80,6 +75,8 @@ export interface NewRecord {
   /** The messages' JSON texts. */
   messages: readonly string[];
   searchText: string;
+  /** The create's token (`writeToken()`), also the new session's life token. */
+  token: string;
 }
 
 /**
@@ -98,42 +95,45 @@ export async function insertRecord(ctx: StoreContext, record: NewRecord): Promis
   if (header.parentId !== undefined) indexKeys.push(k.children(header.parentId));
   const score = header.updatedAt.getTime();
   await call(ctx, SCRIPTS.indexRegister, indexKeys, [score, id, Date.now()], 'indexing a session');
-  const created = await call<number>(
+  const created = await writeOnce(
     ctx,
     SCRIPTS.create,
+    id,
     k.sessionKeyList(id),
     [
       encodeHeader(header),
       JSON.stringify(record.lineage),
       header.parentId ?? '',
-      writeToken(),
+      record.token,
       ctx.ttlMs,
       record.searchText,
       record.messages.length,
       ...record.messages,
     ],
+    record.token,
     `creating session "${id}"`,
   );
   // Either way the create is over: a lost race leaves at most a later order score (healed
   // by the next listing) and a parent link its session does not confirm (never read).
   await call(ctx, SCRIPTS.indexUnpend, [k.pending], [id], 'indexing a session');
-  if (created !== 1) throw errors.exists(id);
+  if (created !== 'c') throw errors.exists(id);
 }
 
 /** Whether any record (readable or not) is stored under `id`. */
 export async function sessionExists(ctx: StoreContext, id: string): Promise<boolean> {
-  try {
-    return (await ctx.client.exists(ctx.keys.session(id).meta)) === 1;
-  } catch (e) {
-    throw wrapRedisError(e, `reading session "${id}"`);
-  }
+  const found = await command(ctx, `reading session "${id}"`, () =>
+    ctx.client.exists(ctx.keys.session(id).meta),
+  );
+  return Number(found) === 1;
 }
 
 /** One conditional write of an existing session. */
 export interface RecordWrite {
   id: string;
-  /** The write version of the state the new header was computed from. */
-  expectedVersion: number;
+  /** The token of the write call (`writeToken()`): the same for all its attempts. */
+  token: string;
+  /** The life and write version of the state the new header was computed from. */
+  expected: Pick<StoredState, 'life' | 'version'>;
   header: SessionHeader;
   lineage: HistoryLineage;
   /** `append`: add `messages`; `replace`: the history becomes `messages`; `none`: header only. */
@@ -152,22 +152,25 @@ export type WriteOutcome =
   | { kind: 'moved'; current: StoredState };
 
 /**
- * Writes `w` if the stored write version is still `w.expectedVersion` (one script on the
- * session's slot, with the listing order inside it on standalone Redis), then, on a
+ * Writes `w` if the stored life and write version are still `w.expected` (one script on
+ * the session's slot, with the listing order inside it on standalone Redis), then, on a
  * Cluster, moves the order entry forward in a second step. Returns `moved` with the
- * current state when another write came first.
+ * current state when another write came first. A write whose token the ledger already
+ * holds (an earlier attempt of the same call landed) is `written` without writing again.
  */
 export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<WriteOutcome> {
   const keys = ctx.keys.sessionKeyList(w.id);
   if (!ctx.cluster) keys.push(ctx.keys.order);
   const score = w.header.updatedAt.getTime();
-  const reply = await call<unknown[]>(
+  const reply = await writeOnce<unknown[]>(
     ctx,
     SCRIPTS.write,
+    w.id,
     keys,
     [
-      w.expectedVersion,
-      writeToken(),
+      w.token,
+      w.expected.life,
+      w.expected.version,
       encodeHeader(w.header),
       w.header.revision,
       JSON.stringify(w.lineage),
@@ -180,11 +183,17 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
       w.id,
       ...w.messages,
     ],
+    w.token,
     `writing session "${w.id}"`,
   );
-  const status = Number(reply[0]);
-  if (status === 0) return { kind: 'missing' };
-  if (status === 1) return { kind: 'moved', current: stateOf(w.id, reply.slice(1)) };
+  if (typeof reply !== 'string') {
+    if (Number(reply[0]) === 0) return { kind: 'missing' };
+    return { kind: 'moved', current: stateOf(w.id, reply.slice(1)) };
+  }
   if (ctx.cluster) await ctx.orderWrites.set(w.id, score);
-  return { kind: 'written', version: w.expectedVersion + 1 };
+  const [version] = outcomeNumbers(reply);
+  if (!reply.startsWith('w') || !Number.isSafeInteger(version)) {
+    throw errors.corrupt(w.id, `unexpected outcome of a write (${reply.slice(0, 40)})`);
+  }
+  return { kind: 'written', version: version as number };
 }

@@ -1,6 +1,7 @@
 // The last state this store saw of recently written sessions. Only a starting guess for a
-// commit: the write script checks the revision, so a stale entry costs one more round trip,
-// never a wrong write.
+// commit: the write script checks the session's life token and write version, so a stale
+// entry (also one of a session deleted and created again since) costs one more round
+// trip, never a wrong write.
 import type { StoredState } from './session-io.js';
 
 /** Entries kept; the oldest are dropped first. */

@@ -12,14 +12,16 @@ import {
   type SessionHeader,
   searchTextOf,
 } from '@sessionkit/core/adapter';
+import { call } from './calls.js';
 import { childrenOfOne } from './children.js';
-import { decodeHeader, decodeLineage, decodeMessages } from './codec.js';
+import { decodeLineage, decodeMessages } from './codec.js';
 import { type StoreContext, serialWrite } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { readSnapshot } from './reads.js';
-import { call, insertRecord, readState, sessionExists, writeRecord } from './session-io.js';
+import { insertRecord, readState, sessionExists, writeRecord } from './session-io.js';
 import type { StateCache } from './state-cache.js';
+import { writeOnce, writeToken } from './write-ledger.js';
 
 /** A fresh id no stored session has. */
 async function freshId(ctx: StoreContext): Promise<string> {
@@ -46,6 +48,7 @@ export async function branchSession(
     lineage: branchedLineage(parent.header, parent.lineage),
     messages: parent.messageTexts,
     searchText: searchTextOf(messages),
+    token: writeToken(),
   });
   return header.id;
 }
@@ -59,6 +62,7 @@ export async function cloneSession(ctx: StoreContext, id: string): Promise<strin
     lineage: rootLineage(),
     messages: source.messageTexts,
     searchText: source.searchText ?? '',
+    token: writeToken(),
   });
   return header.id;
 }
@@ -74,15 +78,18 @@ export async function removeSession(
   id: string,
 ): Promise<boolean> {
   const children = await childrenOfOne(ctx, id);
-  const reply = await call<unknown[] | null>(
+  const token = writeToken();
+  const reply = await writeOnce<null>(
     ctx,
     SCRIPTS.delete,
+    id,
     ctx.keys.sessionKeyList(id),
-    [],
+    [token],
+    token,
     `deleting session "${id}"`,
   );
   cache.delete(id);
-  if (reply === null) return false;
+  if (typeof reply !== 'string') return false;
   const deleted = deletedSide(id, reply);
   for (const childId of children) await promote(ctx, cache, childId, deleted);
   const k = ctx.keys;
@@ -101,18 +108,17 @@ export async function removeSession(
 
 type PromotionSide = { header: SessionHeader; lineage: HistoryLineage };
 
-/** What promotion needs of a deleted session, read defensively (its header may be damaged). */
-function deletedSide(id: string, reply: readonly unknown[]): PromotionSide {
-  const parent = typeof reply[2] === 'string' && reply[2] !== '' ? reply[2] : undefined;
-  let branchedAtTurn: number | undefined;
-  try {
-    branchedAtTurn = decodeHeader(id, reply[0]).branchedAtTurn;
-  } catch {
-    branchedAtTurn = undefined; // an unreadable header promotes its children as from a root's branch point
-  }
-  const header = { id, parentId: parent } as SessionHeader;
-  if (branchedAtTurn !== undefined) header.branchedAtTurn = branchedAtTurn;
-  return { header, lineage: decodeLineage(reply[1]) };
+/**
+ * What promotion needs of a deleted session, from the delete's outcome
+ * `d<branchedAtTurn>\n<parent>\n<lineage>`. The script read the header defensively: an
+ * unreadable one gives no branch point, and its children are promoted as from a root's.
+ */
+function deletedSide(id: string, outcome: string): PromotionSide {
+  const [at = '', parent = '', lineage = ''] = outcome.slice(1).split('\n');
+  const header = { id, parentId: parent === '' ? undefined : parent } as SessionHeader;
+  const branchedAtTurn = Number(at);
+  if (at !== '' && Number.isSafeInteger(branchedAtTurn)) header.branchedAtTurn = branchedAtTurn;
+  return { header, lineage: decodeLineage(lineage === '' ? undefined : lineage) };
 }
 
 /**
@@ -135,6 +141,7 @@ async function promoteNow(
   childId: string,
   deleted: PromotionSide,
 ): Promise<void> {
+  const token = writeToken();
   for (let attempt = 0; attempt < 20; attempt++) {
     let state: Awaited<ReturnType<typeof readState>>;
     try {
@@ -157,7 +164,8 @@ async function promoteNow(
     }
     const outcome = await writeRecord(ctx, {
       id: childId,
-      expectedVersion: state.version,
+      token,
+      expected: state,
       header: promoted.header,
       lineage: promoted.lineage,
       mode: 'none',

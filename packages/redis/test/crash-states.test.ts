@@ -102,7 +102,7 @@ describe.skipIf(!available)(
       await s.create({ id: 'kid', parentId: 'gone' });
       // The delete ran its session script and died.
       const keys = Object.values(k.session('gone'));
-      await c.eval(ss.DELETE, keys.length, ...keys);
+      await c.eval(ss.DELETE, keys.length, ...keys, 'crash-state-delete');
       expect((await s.list()).map((x) => x.id).sort()).toEqual(['kid', 'p']);
       expect((await s.load('p')).children).toEqual([]);
       await expectTruthful(s);

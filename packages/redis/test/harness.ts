@@ -1,6 +1,7 @@
 // Test stores on private key prefixes: every store of a test run gets a prefix no other
 // run uses, and its keys are deleted afterwards (found with SCAN on every master).
 import { randomBytes } from 'node:crypto';
+import type { SessionSummary } from '@sessionkit/core';
 import { type Cluster, Redis } from 'ioredis';
 import { RedisStore } from '../src/index.js';
 import { REDIS_URL } from './env.js';
@@ -49,6 +50,16 @@ export async function keysUnder(client: Redis | Cluster, prefix: string): Promis
     } while (cursor !== '0');
   }
   return out.sort();
+}
+
+/** Every session under the store's prefix, archived included, page by page. */
+export async function listEverything(store: RedisStore): Promise<SessionSummary[]> {
+  const all: SessionSummary[] = [];
+  for (;;) {
+    const page = await store.list({ includeArchived: true, limit: 1000, offset: all.length });
+    all.push(...page);
+    if (page.length < 1000) return all;
+  }
 }
 
 /** Stores over two shared clients (the store's and its peer's), on fresh prefixes. */

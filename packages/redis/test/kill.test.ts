@@ -2,38 +2,23 @@
 // a session's write and its index write are separate steps. Afterwards every listed
 // summary equals its session, every acknowledged commit is readable, no session is missing
 // from the listing, and repair() leaves an index it then finds exact.
-import { execFileSync, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { SessionSummary } from '@sessionkit/core';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeySpace, RedisStore } from '../src/index.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { clusterAvailable } from './cluster-env.js';
-import { dropPrefix, freshPrefix, keysUnder } from './harness.js';
+import { dropPrefix, freshPrefix, keysUnder, listEverything } from './harness.js';
+import { buildWriterEntry, startWriter } from './writers.js';
 
 const available = clusterAvailable('the kill test did not run');
-const packageDir = fileURLToPath(new URL('..', import.meta.url));
-const BUILD_DIR = join('node_modules', '.cache', 'sessionkit-redis-kill-test');
+let entry = '';
 let cluster: TestCluster | undefined;
 let client: Cluster | undefined;
 
 beforeAll(async () => {
   if (!available) return;
-  // The writer runs this source, compiled to a private folder (never the package's dist),
-  // in a plain node process.
-  execFileSync(
-    process.execPath,
-    [
-      join('node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      BUILD_DIR,
-    ],
-    { cwd: packageDir },
-  );
+  // The writer runs this source in a plain node process.
+  entry = buildWriterEntry('sessionkit-redis-kill-test');
   cluster = await startCluster(3);
   client = cluster.client();
 }, 120_000);
@@ -46,48 +31,20 @@ afterAll(async () => {
   }
 });
 
-/** Every session, page by page (a fast writer creates more than one page of them). */
-async function listAll(store: RedisStore): Promise<SessionSummary[]> {
-  const all: SessionSummary[] = [];
-  for (;;) {
-    const page = await store.list({ includeArchived: true, limit: 1000, offset: all.length });
-    all.push(...page);
-    if (page.length < 1000) return all;
-  }
-}
-
 describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)', () => {
   for (const delayMs of [400, 900]) {
     it(`killed after ${delayMs} ms: listing truthful, acknowledged commits kept, repair exact`, async () => {
       const c = client as Cluster;
       const prefix = freshPrefix();
       const ports = (cluster as TestCluster).ports.join(',');
-      const entry = `../../${BUILD_DIR}/index.js`;
-      const child = spawn(process.execPath, ['test/fixtures/writer.mjs', ports, prefix, entry], {
-        cwd: packageDir,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
+      const writer = startWriter([`cluster:${ports}`, prefix, entry, 'turns']);
       // The kill comes `delayMs` after the writer's first acknowledged commit, not after
       // its start: on a loaded machine starting up alone can take longer than the delay.
-      await new Promise<void>((resolve, reject) => {
-        const check = setInterval(() => {
-          if (/^ack /m.test(out)) {
-            clearInterval(check);
-            resolve();
-          } else if (child.exitCode !== null) {
-            clearInterval(check);
-            reject(new Error(`the writer exited early (${child.exitCode})`));
-          }
-        }, 10);
-      });
+      await writer.waitFor(/^ack /m);
       await new Promise((r) => setTimeout(r, delayMs));
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
+      writer.child.kill('SIGKILL');
+      await writer.exited;
+      const out = writer.output();
 
       const store = new RedisStore({ client: c, prefix });
       try {
@@ -95,7 +52,7 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
         for (const m of out.matchAll(/^ack (\S+) (\d+)$/gm))
           acked.set(m[1] as string, Number(m[2]));
         expect(acked.size).toBeGreaterThan(0);
-        const listed = await listAll(store);
+        const listed = await listEverything(store);
         for (const summary of listed) {
           const { messages, ...rest } = await store.load(summary.id);
           expect(summary).toEqual({ ...rest, messageCount: messages.length });
@@ -113,7 +70,7 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
         }
         await store.repair();
         expect((await store.repair()).indexEntriesFixed).toBe(0);
-        const again = await listAll(store);
+        const again = await listEverything(store);
         expect(again).toEqual(listed);
       } finally {
         await store.close();

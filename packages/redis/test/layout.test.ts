@@ -4,6 +4,7 @@ import { isSessionKitError } from '@sessionkit/core';
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeySpace, RedisStore } from '../src/index.js';
+import { LEDGER_TTL_MS } from '../src/lua/session-scripts.js';
 import { redisAvailable } from './env.js';
 import { dropPrefix, freshPrefix, keysUnder, newClient } from './harness.js';
 
@@ -50,6 +51,7 @@ describe.skipIf(!available)('redis › key layout', () => {
           k.session(id).events,
           k.session(id).messages,
           k.session(id).meta,
+          k.session(id).ledger,
           k.session(id).status,
           k.session(id).text,
         ])
@@ -80,7 +82,7 @@ describe.skipIf(!available)('redis › key layout', () => {
     }
   });
 
-  it('after delete, SCAN finds no key of the session and no index entry names it', async () => {
+  it('after delete, SCAN finds no data key of the session (its write ledger expires) and no index entry names it', async () => {
     const s = store();
     const parent = await s.create({ id: 'p', messages: [{ role: 'user', content: 'x' }] });
     await s.create({ id: 'gone', parentId: parent.id, messages: [{ role: 'user', content: 'y' }] });
@@ -91,9 +93,14 @@ describe.skipIf(!available)('redis › key layout', () => {
     await s.follow('tg', 'chat2', 'gone');
     await s.delete('gone');
     const keys = await keysUnder(client as Redis, s.prefix);
-    expect(keys.filter((key) => key.includes('{gone}'))).toEqual([]);
     const k = new KeySpace(s.prefix);
     const c = client as Redis;
+    // Only the ledger of its writes is left (tokens and outcomes, never message text), so
+    // that a delete or a commit the client sends again finds what it did; it expires.
+    expect(keys.filter((key) => key.includes('{gone}'))).toEqual([k.session('gone').ledger]);
+    const ledgerTtl = await c.pttl(k.session('gone').ledger);
+    expect(ledgerTtl).toBeGreaterThan(0);
+    expect(ledgerTtl).toBeLessThanOrEqual(LEDGER_TTL_MS);
     expect(await c.zscore(k.order, 'gone')).toBeNull();
     expect(await c.exists(k.children('gone'))).toBe(0);
     expect(await c.sismember(k.children('p'), 'gone')).toBe(0);
@@ -112,13 +119,18 @@ describe.skipIf(!available)('redis › key layout', () => {
     await s.bind('tg', 'c', '', 'short');
     const c = client as Redis;
     const k = new KeySpace(s.prefix);
-    for (const key of Object.values(k.session('short'))) {
+    const { ledger, ledgerPrevious, ...data } = k.session('short');
+    for (const key of Object.values(data)) {
       const ttl = await c.pttl(key);
       expect(ttl, key).toBeGreaterThan(0);
       expect(ttl, key).toBeLessThanOrEqual(1000);
     }
     await new Promise((r) => setTimeout(r, 1300));
-    expect((await keysUnder(c, s.prefix)).filter((key) => key.includes('{short}'))).toEqual([]);
+    // The write ledger (no session data) outlives the session for its own, fixed time.
+    expect((await keysUnder(c, s.prefix)).filter((key) => key.includes('{short}'))).toEqual([
+      ledger,
+    ]);
+    expect(await c.exists(ledgerPrevious)).toBe(0);
     const e = await s.load('short').catch((x: unknown) => x);
     expect(isSessionKitError(e, 'not_found')).toBe(true);
     expect(await s.list({ folder: 'f' })).toEqual([]);

@@ -1,6 +1,9 @@
 // Pure parts: URL parsing, error mapping, the stored header format, the key layout.
+
+import { EventEmitter } from 'node:events';
 import { isSessionKitError } from '@sessionkit/core';
 import { describe, expect, it } from 'vitest';
+import { CallLost, CallWatch } from '../src/calls.js';
 import { decodeHeader, decodeMessages, encodeHeader } from '../src/codec.js';
 import { parseRedisUrl } from '../src/connection.js';
 import { wrapRedisError } from '../src/errors.js';
@@ -126,5 +129,33 @@ describe('redis › key layout', () => {
     expect(k.idOfMetaKey('p:{a.b}:m')).toBe('a.b');
     expect(k.idOfMetaKey('p:{~ix}:m')).toBeUndefined();
     expect(k.idOfMetaKey('q:{a}:m')).toBeUndefined();
+  });
+});
+
+describe('redis › calls that are never answered', () => {
+  const never = () => new Promise<never>(() => {});
+  // A standalone client as the watch sees it: an emitter of 'close' that is no Cluster.
+  const fakeClient = () =>
+    new EventEmitter() as unknown as ConstructorParameters<typeof CallWatch>[0];
+
+  it('a call pending when the connection closes is lost; a later one is not', async () => {
+    const client = fakeClient();
+    const watch = new CallWatch(client);
+    const pending = watch.track(never());
+    (client as unknown as EventEmitter).emit('close');
+    await expect(pending).rejects.toBeInstanceOf(CallLost);
+    expect(watch.pending).toBe(0);
+    await expect(watch.track(Promise.resolve(7))).resolves.toBe(7);
+    watch.close();
+    expect((client as unknown as EventEmitter).listenerCount('close')).toBe(0);
+  });
+
+  it('a call still unanswered after the deadline is lost, an answered one settles with its answer', async () => {
+    const watch = new CallWatch(fakeClient(), 50);
+    const slow = watch.track(never());
+    const answered = watch.track(Promise.reject(new Error('refused')));
+    await expect(answered).rejects.toThrow('refused');
+    await expect(slow).rejects.toThrow(/no answer within 50 ms/);
+    expect(watch.pending).toBe(0);
   });
 });

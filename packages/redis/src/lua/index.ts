@@ -7,6 +7,8 @@ import * as s from './session-scripts.js';
 export const SCRIPTS = {
   create: new LuaScript('create', s.CREATE),
   write: new LuaScript('write', s.WRITE),
+  settle: new LuaScript('settle', s.SETTLE),
+  restoreText: new LuaScript('restoreText', s.RESTORE_TEXT),
   readState: new LuaScript('readState', s.READ_STATE),
   readMessages: new LuaScript('readMessages', s.READ_MESSAGES),
   summary: new LuaScript('summary', s.SUMMARY),

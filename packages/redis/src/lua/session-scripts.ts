@@ -1,10 +1,25 @@
-// Lua scripts on one session's slot. KEYS are always the five session keys (meta, messages,
-// text, status, events) in that order, so every script touches exactly one hash tag.
+// Lua scripts on one session's slot. KEYS are always the seven session keys (meta, messages,
+// text, status, events, ledger, previous ledger) in that order, so every script touches
+// exactly one hash tag.
 // The scripts never decide what a write means (core's adapter kit computes every header);
 // they only check the write version the header was computed from and write it atomically.
 
-/** Shared Lua: push ARGV[from..] onto a list in chunks (unpack is limited to ~8000 values). */
-const PUSH_FROM = `
+/** Outcomes one ledger generation holds before it becomes the previous one (so a session remembers its last 256 to 512 writes). */
+export const LEDGER_GENERATION = 256;
+/**
+ * How long a ledger outlives the last write of its session (ms), also after a delete:
+ * far longer than any client holds a command to send it again (see the README).
+ */
+export const LEDGER_TTL_MS = 600_000;
+
+/**
+ * Shared Lua: push ARGV[from..] onto a list in chunks (unpack is limited to ~8000 values);
+ * the TTL of the five data keys; the write ledger (KEYS[6] current, KEYS[7] previous
+ * generation): token → outcome of every write, so a script that runs a second time (a
+ * client re-sending it after a reconnect) or after its outcome was settled finds what the
+ * first run did and writes nothing.
+ */
+const SHARED = `
 local function push_from(key, from)
   local last = #ARGV
   local i = from
@@ -19,81 +34,117 @@ local function expire_all(ttl)
     for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
   end
 end
+local function ledger_find(token)
+  return redis.call('HGET', KEYS[6], token) or redis.call('HGET', KEYS[7], token)
+end
+local function ledger_record(token, outcome)
+  if redis.call('HLEN', KEYS[6]) >= ${LEDGER_GENERATION} then redis.call('RENAME', KEYS[6], KEYS[7]) end
+  redis.call('HSET', KEYS[6], token, outcome)
+  redis.call('PEXPIRE', KEYS[6], ${LEDGER_TTL_MS})
+  redis.call('PEXPIRE', KEYS[7], ${LEDGER_TTL_MS})
+end
 `;
 
 /**
- * create: stores a new session unless the meta hash exists.
+ * create: stores a new session unless the meta hash exists; its life token `g` is the
+ * create's own token, unique, so a session re-created under the same id is never taken
+ * for the one before it.
  * ARGV: header, lineage, parentId ('' none), token, ttlMs, searchText, count, messages…
- * Returns 1 when created, 0 when the id is taken.
+ * Returns the outcome 'c' (created, now or by an earlier run of this token), 'f' (settled
+ * as not applied) or 0 when the id is taken.
  */
-export const CREATE = `${PUSH_FROM}
+export const CREATE = `${SHARED}
+local done = ledger_find(ARGV[4])
+if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 push_from(KEYS[2], 8)
 redis.call('SET', KEYS[3], ARGV[6])
-redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'n', ARGV[7], 'l', ARGV[2], 'p', ARGV[3], 'e', '0', 'o', ARGV[4])
+redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'g', ARGV[4], 'n', ARGV[7], 'l', ARGV[2], 'p', ARGV[3], 'e', '0')
 expire_all(tonumber(ARGV[5]))
-return 1
+ledger_record(ARGV[4], 'c')
+return 'c'
 `;
 
 /**
  * The write of commit, save, merge and a delete's promotion: applied only when the stored
- * write version `w` is the one the new header was computed from (every write bumps it;
- * a promotion keeps the revision but still moves `w`).
- * ARGV: expectedVersion, token, header, revision (kept in `r` for events), lineage, mode ('append' | 'replace' |
- * 'none'), ttlMs, searchText (appended or replacing), parentId, newCount, updatedAtMs, id,
- * messages… Extra KEYS[6] (standalone only): the listing order, updated in the same step.
- * Returns {3} written, {2} already written by this token (a resent command), {0} missing,
- * {1, header, count, lineage, version, parent} when another write came first (the current state).
+ * life token `g` and write version `w` are the ones the new header was computed from
+ * (every write bumps `w`; a promotion keeps the revision but still moves `w`). A record
+ * stored before life tokens existed has none and matches the empty life ''.
+ * ARGV: token, expectedLife, expectedVersion, header, revision (kept in `r` for events),
+ * lineage, mode ('append' | 'replace' | 'none'), ttlMs, searchText (appended or
+ * replacing), parentId, newCount, updatedAtMs, id, messages… Extra KEYS[8] (standalone
+ * only): the listing order, updated in the same step.
+ * Returns the outcome 'w <version> <revision> <count> <updatedAt>' (written, now or by an
+ * earlier run of this token), 'f' (settled as not applied), {0} when the session is
+ * missing, {1, header, count, lineage, version, parent, life} when another write came first.
  */
-export const WRITE = `${PUSH_FROM}
-local version = redis.call('HGET', KEYS[1], 'w')
-if not version then return {0} end
-if redis.call('HGET', KEYS[1], 'o') == ARGV[2] then return {2} end
-if version ~= ARGV[1] then
-  local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p')
-  return {1, cur[1], cur[2], cur[3], cur[4], cur[5]}
+export const WRITE = `${SHARED}
+local done = ledger_find(ARGV[1])
+if done then return done end
+local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
+if not cur[4] then return {0} end
+if cur[4] ~= ARGV[3] or (cur[6] or '') ~= ARGV[2] then
+  return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or ''}
 end
-local mode = ARGV[6]
+local mode = ARGV[7]
 if mode == 'append' then
-  push_from(KEYS[2], 13)
-  redis.call('APPEND', KEYS[3], ARGV[8])
+  push_from(KEYS[2], 14)
+  redis.call('APPEND', KEYS[3], ARGV[9])
 elseif mode == 'replace' then
   redis.call('DEL', KEYS[2])
-  push_from(KEYS[2], 13)
-  redis.call('SET', KEYS[3], ARGV[8])
+  push_from(KEYS[2], 14)
+  redis.call('SET', KEYS[3], ARGV[9])
 end
-redis.call('HSET', KEYS[1], 'h', ARGV[3], 'r', ARGV[4], 'n', ARGV[10], 'l', ARGV[5], 'p', ARGV[9], 'o', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'w', 1)
-expire_all(tonumber(ARGV[7]))
-if #KEYS >= 6 then
-  local cur = redis.call('ZSCORE', KEYS[6], ARGV[12])
-  if not cur or tonumber(cur) < tonumber(ARGV[11]) then
-    redis.call('ZADD', KEYS[6], ARGV[11], ARGV[12])
+redis.call('HSET', KEYS[1], 'h', ARGV[4], 'r', ARGV[5], 'n', ARGV[11], 'l', ARGV[6], 'p', ARGV[10])
+local version = redis.call('HINCRBY', KEYS[1], 'w', 1)
+expire_all(tonumber(ARGV[8]))
+if #KEYS >= 8 then
+  local score = redis.call('ZSCORE', KEYS[8], ARGV[13])
+  if not score or tonumber(score) < tonumber(ARGV[12]) then
+    redis.call('ZADD', KEYS[8], ARGV[12], ARGV[13])
   end
 end
-return {3}
+local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12]
+ledger_record(ARGV[1], outcome)
+return outcome
 `;
 
-/** The stored state without messages: {header, count, lineage, version, parent} or nil. */
+/**
+ * Settles a write whose reply was lost: its outcome when the ledger has it, otherwise the
+ * token is recorded as 'f' (not applied), so a later run of that write (a command still
+ * queued or re-sent by the client) finds it and writes nothing. ARGV: token.
+ */
+export const SETTLE = `${SHARED}
+local done = ledger_find(ARGV[1])
+if done then return done end
+ledger_record(ARGV[1], 'f')
+return 'f'
+`;
+
+/**
+ * The stored state without messages: {header, count, lineage, version, parent, life,
+ * whether the search text key exists} or nil.
+ */
 export const READ_STATE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-return redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', redis.call('EXISTS', KEYS[3])}
 `;
 
 /**
  * State and messages `ARGV[1] .. ARGV[2]` (LRANGE indexes, negative from the end) in one
  * snapshot; with ARGV[3] == '1' also the search text. {header, count, lineage,
- * version, parent, messages, text} or nil.
+ * version, parent, life, messages, text} or nil.
  */
 export const READ_MESSAGES = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
 local msgs = {}
 if ARGV[2] ~= 'none' then msgs = redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2]) end
 local text = false
 if ARGV[3] == '1' then text = redis.call('GET', KEYS[3]) or '' end
-return {s[1], s[2], s[3], s[4], s[5], msgs, text}
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', msgs, text}
 `;
 
 /**
@@ -112,21 +163,42 @@ end
 return {s[1], s[2], matched, s[3]}
 `;
 
-/** Deletes every key of the session; returns {header, lineage, parent} or nil when missing. */
-export const DELETE = `
+/**
+ * Deletes the five data keys of the session (the ledger stays and expires on its own).
+ * ARGV: token. Returns the outcome 'd<branchedAtTurn>\n<parent>\n<lineage>' (what the
+ * children's promotion needs; branchedAtTurn '' when absent or the header is unreadable),
+ * now or from an earlier run of this token, 'f' (settled as not applied) or nil when missing.
+ */
+export const DELETE = `${SHARED}
+local done = ledger_find(ARGV[1])
+if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p')
+local at = ''
+local ok, header = pcall(cjson.decode, s[1] or '')
+if ok and type(header) == 'table' and type(header.branchedAtTurn) == 'number' then
+  at = string.format('%d', header.branchedAtTurn)
+end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-return {s[1], s[2], s[3]}
+local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '')
+ledger_record(ARGV[1], outcome)
+return outcome
 `;
 
-/** Stores the runtime status (ARGV[1]) with the session's remaining TTL; 0 when missing. */
-export const SAVE_STATUS = `
+/**
+ * Stores the runtime status (ARGV[1]) with the session's remaining TTL. ARGV[2]: token.
+ * Returns the outcome 's' (now or from an earlier run), 'f' (settled as not applied) or 0
+ * when the session is missing.
+ */
+export const SAVE_STATUS = `${SHARED}
+local done = ledger_find(ARGV[2])
+if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('SET', KEYS[4], ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[4], ttl) end
-return 1
+ledger_record(ARGV[2], 's')
+return 's'
 `;
 
 /** {exists, status or false}. */
@@ -137,16 +209,22 @@ return {1, redis.call('GET', KEYS[4]) or false}
 
 /**
  * Appends an event: the next sequence (gapless) and the current revision.
- * ARGV: at (ms), the JSON of {type, payload}. Returns {sequence, revision} or nil.
+ * ARGV: at (ms), the JSON of {type, payload}, token. Returns the outcome
+ * 'e <sequence> <revision>' (now or from an earlier run), 'f' (settled as not applied) or
+ * nil when the session is missing.
  */
-export const APPEND_EVENT = `
+export const APPEND_EVENT = `${SHARED}
+local done = ledger_find(ARGV[3])
+if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 local seq = redis.call('HINCRBY', KEYS[1], 'e', 1)
 local rev = redis.call('HGET', KEYS[1], 'r')
 redis.call('RPUSH', KEYS[5], seq .. ' ' .. rev .. ' ' .. ARGV[1] .. '\\n' .. ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[5], ttl) end
-return {seq, rev}
+local outcome = 'e ' .. seq .. ' ' .. rev
+ledger_record(ARGV[3], outcome)
+return outcome
 `;
 
 /** Events with sequence > ARGV[1], at most ARGV[2] ('-1' all). {exists, entries} */
@@ -156,4 +234,19 @@ local from = tonumber(ARGV[1])
 local stop = -1
 if ARGV[2] ~= '-1' then stop = from + tonumber(ARGV[2]) - 1 end
 return {1, redis.call('LRANGE', KEYS[5], from, stop)}
+`;
+
+/**
+ * repair(): stores a rebuilt search text (ARGV[3]) when the text key is missing and the
+ * session is still the life (ARGV[1]) and write version (ARGV[2]) it was rebuilt from.
+ * Returns 1 when it stored it.
+ */
+export const RESTORE_TEXT = `
+local s = redis.call('HMGET', KEYS[1], 'w', 'g')
+if not s[1] or s[1] ~= ARGV[2] or (s[2] or '') ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('SET', KEYS[3], ARGV[3])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+return 1
 `;
