@@ -87,64 +87,94 @@ export const searchSpec = defineSpec('search', 'Store', (t) => {
     expect(await ids(ctx.store, folder, 'part')).toEqual([parts.id]);
   });
 
-  t.test('query reads parts: parts[], content.parts[] and typed content parts', async (ctx) => {
-    // The AI SDK's UIMessage (parts), Mastra's stored message (content.parts) and provider
-    // content parts: the text of a part whose type is "text" or absent is searched; tool
-    // calls, their inputs and outputs, reasoning and files are not.
-    const folder = ctx.folder();
-    const ui = await createSession(ctx, {
-      folder,
-      messages: [
-        {
-          id: 'm1',
-          role: 'assistant',
-          parts: [
-            { type: 'reasoning', text: 'hidden pangolin' },
-            { type: 'text', text: 'Visible Okapi' },
-            {
-              type: 'tool-weather',
-              toolCallId: 'c1',
-              input: { city: 'quokka' },
-              output: 'sunny axolotl',
+  t.test(
+    'query reads parts: parts[], content.parts[], typed content parts, OpenAI items',
+    async (ctx) => {
+      // The AI SDK's UIMessage (parts), Mastra's stored message (content.parts) and provider
+      // content parts: the text of a part whose type is "text" or absent is searched; tool
+      // calls, their inputs and outputs, reasoning and files are not.
+      const folder = ctx.folder();
+      const ui = await createSession(ctx, {
+        folder,
+        messages: [
+          {
+            id: 'm1',
+            role: 'assistant',
+            parts: [
+              { type: 'reasoning', text: 'hidden pangolin' },
+              { type: 'text', text: 'Visible Okapi' },
+              {
+                type: 'tool-weather',
+                toolCallId: 'c1',
+                input: { city: 'quokka' },
+                output: 'sunny axolotl',
+              },
+              { type: 'file', mediaType: 'text/plain', url: 'https://example.invalid/tapir.txt' },
+            ],
+          } as never,
+        ],
+      });
+      const mastra = await createSession(ctx, {
+        folder,
+        messages: [
+          {
+            role: 'user',
+            content: {
+              format: 2,
+              parts: [{ type: 'text', text: 'Mastra Capybara' }, { text: 'untyped Jerboa' }],
             },
-            { type: 'file', mediaType: 'text/plain', url: 'https://example.invalid/tapir.txt' },
-          ],
-        } as never,
-      ],
-    });
-    const mastra = await createSession(ctx, {
-      folder,
-      messages: [
-        {
-          role: 'user',
-          content: {
-            format: 2,
-            parts: [{ type: 'text', text: 'Mastra Capybara' }, { text: 'untyped Jerboa' }],
+          } as never,
+        ],
+      });
+      const typed = await createSession(ctx, {
+        folder,
+        messages: [
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'typed Civet' },
+              { type: 'reasoning', text: 'thinking Dingo' },
+              { type: 'tool-call', toolCallId: 'c2', toolName: 'lookup', input: { q: 'Gharial' } },
+            ],
+          } as never,
+        ],
+      });
+      const openai = await createSession(ctx, {
+        folder,
+        messages: [
+          {
+            type: 'message',
+            role: 'user',
+            content: [{ type: 'input_text', text: 'asked Margay' }],
           },
-        } as never,
-      ],
-    });
-    const typed = await createSession(ctx, {
-      folder,
-      messages: [
-        {
-          role: 'assistant',
-          content: [
-            { type: 'text', text: 'typed Civet' },
-            { type: 'reasoning', text: 'thinking Dingo' },
-            { type: 'tool-call', toolCallId: 'c2', toolName: 'lookup', input: { q: 'Gharial' } },
-          ],
-        } as never,
-      ],
-    });
-    expect(await ids(ctx.store, folder, 'okapi')).toEqual([ui.id]);
-    expect(await ids(ctx.store, folder, 'capybara')).toEqual([mastra.id]);
-    expect(await ids(ctx.store, folder, 'jerboa')).toEqual([mastra.id]);
-    expect(await ids(ctx.store, folder, 'civet')).toEqual([typed.id]);
-    for (const miss of ['pangolin', 'quokka', 'axolotl', 'tapir', 'dingo', 'gharial', 'weather']) {
-      expect(await ids(ctx.store, folder, miss), `query "${miss}"`).toEqual([]);
-    }
-  });
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'answered Fossa', annotations: [] }],
+          },
+          { type: 'function_call', name: 'lookup', arguments: '{"q":"Saiga"}', callId: 'c3' },
+        ] as never,
+      });
+      expect(await ids(ctx.store, folder, 'margay')).toEqual([openai.id]);
+      expect(await ids(ctx.store, folder, 'fossa')).toEqual([openai.id]);
+      expect(await ids(ctx.store, folder, 'saiga')).toEqual([]);
+      expect(await ids(ctx.store, folder, 'okapi')).toEqual([ui.id]);
+      expect(await ids(ctx.store, folder, 'capybara')).toEqual([mastra.id]);
+      expect(await ids(ctx.store, folder, 'jerboa')).toEqual([mastra.id]);
+      expect(await ids(ctx.store, folder, 'civet')).toEqual([typed.id]);
+      for (const miss of [
+        'pangolin',
+        'quokka',
+        'axolotl',
+        'tapir',
+        'dingo',
+        'gharial',
+        'weather',
+      ]) {
+        expect(await ids(ctx.store, folder, miss), `query "${miss}"`).toEqual([]);
+      }
+    },
+  );
 
   t.test('a lone surrogate in a message is searched as U+FFFD', async (ctx) => {
     // Every backend searches well-formed text: what a UTF-8 round trip would make of it.

@@ -51,7 +51,8 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
   t.test('truncate past the history is invalid_argument and writes nothing', async (ctx) => {
     const store = ctx.store as C;
     const s = await createSession(ctx, { messages: numbered(0, 3) });
-    await expectCode(store.commit(s.id, { truncate: 4 }), 'invalid_argument');
+    const e = await expectCode(store.commit(s.id, { truncate: 4 }), 'invalid_argument');
+    expect(e.message).toMatch(/truncate/);
     await expectCode(
       store.commit(s.id, { truncate: 4, append: [msg('user', 'x')], increment: { turnCount: 1 } }),
       'invalid_argument',
@@ -190,6 +191,35 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
     expect(await found('walrus')).toEqual([]);
     expect(await found('dugong')).toEqual([]);
   });
+
+  t.testFor(
+    'Brancher',
+    'a clone and a merged parent keep their own text when their source is truncated',
+    async (ctx) => {
+      const store = ctx.store as C & Brancher;
+      const folder = ctx.folder();
+      const found = async (q: string) =>
+        (await store.list({ folder, query: q })).map((x) => x.id).sort();
+      const source = await createSession(ctx, {
+        folder,
+        messages: [msg('user', 'the civet'), msg('assistant', 'the serval')],
+      });
+      const copy = await store.clone(source.id);
+      const branch = await store.branch(source.id, 2);
+      await store.commit(branch.id, { append: [msg('user', 'the genet')] });
+      const parent = await store.merge(branch.id);
+      expect(parent.id).toBe(source.id);
+      // Truncating the branch after the merge, and the source after the clone, changes
+      // only what was truncated.
+      await store.commit(branch.id, { truncate: 0 });
+      expect(await found('genet')).toEqual([source.id]);
+      await store.commit(source.id, { truncate: 0 });
+      expect(await found('serval')).toEqual([copy.id]);
+      expect(await found('civet')).toEqual([copy.id]);
+      expect(await found('genet')).toEqual([]);
+    },
+    { requires: ['Committer'] },
+  );
 
   t.test('truncate and operationId together: a repeated pop drops one message', async (ctx) => {
     const store = ctx.store as C;

@@ -292,7 +292,7 @@ export const FRAMEWORK_VARIANTS: BrokenVariant[] = [
     caughtBy: [
       {
         spec: 'search',
-        test: 'query reads parts: parts[], content.parts[] and typed content parts',
+        test: 'query reads parts: parts[], content.parts[], typed content parts, OpenAI items',
       },
     ],
     override: searchedBy(previousRuleText),
@@ -303,7 +303,7 @@ export const FRAMEWORK_VARIANTS: BrokenVariant[] = [
     caughtBy: [
       {
         spec: 'search',
-        test: 'query reads parts: parts[], content.parts[] and typed content parts',
+        test: 'query reads parts: parts[], content.parts[], typed content parts, OpenAI items',
       },
     ],
     override: searchedBy(everyText),

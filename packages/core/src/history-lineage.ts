@@ -94,7 +94,7 @@ export function commitRewritesHistory(
   messageCount = Number.POSITIVE_INFINITY,
 ): boolean {
   if (input.replace !== undefined) return true;
-  return input.truncate !== undefined && input.truncate < messageCount;
+  return (input.truncate ?? messageCount) < messageCount;
 }
 
 /**

@@ -34,9 +34,10 @@ export const AUTO_TITLE_LENGTH = 72;
 /**
  * The searchable text of one message (what `list({ query })` and `autoTitle` read): a
  * string message itself; a string `text` or `content`; and the `text` of each part in
- * `content[]`, `parts[]` or `content.parts[]` whose `type` is `"text"` or absent (a string
- * item of such an array counts as text) — the shapes of provider messages, the AI SDK's
- * `UIMessage` and Mastra's stored messages. Tool calls, tool arguments, reasoning, images,
+ * `content[]`, `parts[]` or `content.parts[]` whose `type` is `"text"`, `"input_text"`,
+ * `"output_text"` or absent (a string item of such an array counts as text) — the shapes
+ * of provider messages and OpenAI Responses items, the AI SDK's `UIMessage` and Mastra's
+ * stored messages. Tool calls, tool arguments, reasoning, images,
  * roles and JSON keys are never read. The texts of one message are joined with `"\n"`.
  * The result is well-formed Unicode: a lone surrogate reads as U+FFFD, as it would after
  * any UTF-8 round trip, so every backend searches the same text. Pure.
@@ -63,11 +64,19 @@ function partTexts(parts: readonly unknown[], into: string[]): void {
     if (typeof part === 'string') into.push(part);
     else if (typeof part === 'object' && part !== null) {
       const p = part as { type?: unknown; text?: unknown };
-      if ((p.type === undefined || p.type === 'text') && typeof p.text === 'string') {
+      if (isTextPart(p.type) && typeof p.text === 'string') {
         into.push(p.text);
       }
     }
   }
+}
+
+/**
+ * Whether a part of this `type` holds text to search: no type, `"text"`, or the OpenAI
+ * Responses API's `"input_text"` and `"output_text"` (every answer of an Agents SDK run).
+ */
+function isTextPart(type: unknown): boolean {
+  return type === undefined || type === 'text' || type === 'input_text' || type === 'output_text';
 }
 
 // String.prototype.toWellFormed (ES2024; in every supported Node) replaces lone surrogates.

@@ -2,6 +2,7 @@
 // usable), and the session and summary values a record gives.
 import type { Session, SessionSummary } from '@sessionkit/core';
 import {
+  assertStoredHeader,
   errorsFor,
   readLineage,
   type SessionState,
@@ -12,8 +13,8 @@ import { childIds, type IndexEntry, type MemoryBackend, type MemoryRecord } from
 /** The memory adapter's errors. */
 export const errors = errorsFor('memory');
 
-/** Why a record cannot be used, or `undefined` when it is sound. */
-export function recordProblem(id: string, record: MemoryRecord): string | undefined {
+/** Why a record's parts other than its header cannot be used, or `undefined`. */
+function shapeProblem(record: MemoryRecord): string | undefined {
   if (typeof record !== 'object' || record === null) return 'record is not an object';
   if (!Array.isArray(record.messages)) return 'messages is not an array';
   if (!Array.isArray(record.searchTexts)) return 'searchTexts is not an array';
@@ -21,6 +22,13 @@ export function recordProblem(id: string, record: MemoryRecord): string | undefi
   if (record.runtimeStatus !== null && typeof record.runtimeStatus !== 'string') {
     return 'runtimeStatus is neither null nor JSON text';
   }
+  return undefined;
+}
+
+/** Why a record cannot be used, or `undefined` when it is sound (as `repair()` reports it). */
+export function recordProblem(id: string, record: MemoryRecord): string | undefined {
+  const shape = shapeProblem(record);
+  if (shape !== undefined) return shape;
   // The kit's one rule for a stored header (the same every adapter applies).
   const problem = storedHeaderProblem(id, record.header);
   return problem === undefined ? undefined : `invalid header: ${problem}`;
@@ -31,8 +39,9 @@ export function getRecord(backend: MemoryBackend, id: string): MemoryRecord {
   // has(): a record damaged into null or undefined is corrupt, not missing.
   if (!backend.records.has(id)) throw errors.notFound(id);
   const record = backend.records.get(id) as MemoryRecord;
-  const problem = recordProblem(id, record);
-  if (problem !== undefined) throw errors.corrupt(id, problem);
+  const shape = shapeProblem(record);
+  if (shape !== undefined) throw errors.corrupt(id, shape);
+  assertStoredHeader(errors, id, record.header);
   return record;
 }
 

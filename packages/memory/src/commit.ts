@@ -11,14 +11,13 @@ export function commitRecord(
   input: CommitInput<unknown>,
 ): CommitResult {
   const record = getRecord(backend, id);
-  const operationId = input.operationId;
-  const recorded = operationId === undefined ? undefined : record.operations.find(operationId);
+  const recorded = record.operations.find(input.operationId);
   const plan = planCommit(errors, stateOf(record), input, recorded);
-  if (plan.kind === 'replay') return plan.result;
+  if (plan.replayed) return plan.result;
   const change = plan.messages;
-  if (change.kind === 'replace') {
-    record.messages = change.messages;
-    record.searchTexts = searchTextsOf(change.messages);
+  if (change.replace !== undefined) {
+    record.messages = change.replace;
+    record.searchTexts = searchTextsOf(change.replace);
   } else {
     // In place: the cost grows with what is dropped and appended, never with what is kept.
     record.messages.length = change.keep;
@@ -28,7 +27,7 @@ export function commitRecord(
   }
   record.header = plan.state.header;
   record.lineage = plan.state.lineage;
-  if (plan.operationId !== undefined) record.operations.record(plan.operationId, plan.result);
+  record.operations.record(plan.operationId, plan.result);
   putRecord(backend, record);
   return plan.result;
 }

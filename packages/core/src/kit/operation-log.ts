@@ -21,14 +21,19 @@ export class OperationLog {
     return this.#results.size;
   }
 
-  /** The result recorded for `operationId` (a fresh copy), or `undefined`. */
-  find(operationId: string): CommitResult | undefined {
+  /** The result recorded for `operationId` (a fresh copy); `undefined` when none or no id. */
+  find(operationId: string | undefined): CommitResult | undefined {
+    if (operationId === undefined) return undefined;
     const r = this.#results.get(operationId);
     return r === undefined ? undefined : copyResult(r);
   }
 
-  /** Records the result of the commit named `operationId`, forgetting the oldest past capacity. */
-  record(operationId: string, result: CommitResult): void {
+  /**
+   * Records the result of the commit named `operationId`, forgetting the oldest past
+   * capacity. A commit without an id (`undefined`) records nothing.
+   */
+  record(operationId: string | undefined, result: CommitResult): void {
+    if (operationId === undefined) return;
     this.#results.delete(operationId);
     this.#results.set(operationId, copyResult(result));
     while (this.#results.size > this.#capacity) {

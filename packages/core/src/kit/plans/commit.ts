@@ -6,22 +6,24 @@ import { applyCommitToSummary, checkCommitExpectations, nextUpdatedAt } from '..
 import type { CommitInput, CommitResult } from '../../types.js';
 import type { SessionState } from '../session-state.js';
 
-/** How a commit changes the stored messages. */
+/**
+ * How a commit changes the stored messages: keep the first `keep` (all of them when
+ * nothing is truncated; `stored − keep` are dropped) and append `append` — or, with
+ * `replace`, replace the whole history.
+ */
 export type MessageChange =
-  /** Keep the first `keep` messages (all of them when nothing is truncated), then append. */
-  | { kind: 'append'; keep: number; dropped: number; append: unknown[] }
-  /** Replace the whole history. */
-  | { kind: 'replace'; messages: unknown[] };
+  | { keep: number; append: unknown[]; replace?: undefined }
+  | { replace: unknown[]; keep?: undefined; append?: undefined };
 
 /** What a commit does: nothing (a repeated operation id) or one write. */
 export type CommitPlan =
   | {
-      kind: 'replay';
-      /** The result the first commit with this operation id got. */
+      /** A repeat: write nothing and resolve with the first commit's result. */
+      replayed: true;
       result: CommitResult;
     }
   | {
-      kind: 'write';
+      replayed: false;
       state: SessionState;
       messages: MessageChange;
       result: CommitResult;
@@ -47,7 +49,7 @@ export function planCommit(
   now: Date = new Date(),
 ): CommitPlan {
   const id = stored.header.id;
-  if (recorded !== undefined) return { kind: 'replay', result: recorded };
+  if (recorded !== undefined) return { replayed: true, result: recorded };
   const count = stored.messageCount;
   checkCommitExpectations(
     errors,
@@ -55,7 +57,7 @@ export function planCommit(
     { revision: stored.header.revision, messageCount: count },
     input,
   );
-  if (input.truncate !== undefined && input.truncate > count) {
+  if ((input.truncate ?? count) > count) {
     throw errors.invalid(
       `commit: truncate must be from 0 to ${count} (the messages of "${id}"), got ${input.truncate}`,
       id,
@@ -70,15 +72,10 @@ export function planCommit(
   );
   const messages: MessageChange =
     input.replace !== undefined
-      ? { kind: 'replace', messages: input.replace }
-      : {
-          kind: 'append',
-          keep: input.truncate ?? count,
-          dropped: count - (input.truncate ?? count),
-          append: input.append ?? [],
-        };
+      ? { replace: input.replace }
+      : { keep: input.truncate ?? count, append: input.append ?? [] };
   return {
-    kind: 'write',
+    replayed: false,
     state: { header, lineage: committedLineage(stored.lineage, input, count), messageCount },
     messages,
     result: { revision: header.revision, messageCount, updatedAt: new Date(updatedAt.getTime()) },
