@@ -1,9 +1,12 @@
 // The viewer's pieces without a server: escaping, reading every message shape, the
 // transcript's tool pairing and windows, access checks, cursors and image sniffing.
+
+import { MemoryStore } from '@sessionkit/memory';
 import { describe, expect, it } from 'vitest';
 import { externalLink, html, SafeHtml } from '../src/serve/html.js';
 import { sniffImageType } from '../src/serve/message-routes.js';
 import { imageOf, readMessage } from '../src/serve/messages.js';
+import { requestStore } from '../src/serve/request-store.js';
 import {
   allowedHostHeaders,
   bearerToken,
@@ -357,5 +360,34 @@ describe('sniffImageType', () => {
       sniffImageType(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script/></svg>')),
     ).toBeUndefined();
     expect(sniffImageType(Buffer.from('<html><script>alert(1)</script>'))).toBeUndefined();
+  });
+});
+
+describe('requestStore', () => {
+  it('times read calls, refuses writes, and starts no call once the client has gone', async () => {
+    const store = new MemoryStore();
+    await store.create({ id: 'a', title: 'A' });
+    const controller = new AbortController();
+    const timing = { calls: 0, ms: 0 };
+    const view = requestStore(store, controller.signal, timing);
+    expect((await view.list()).map((s) => s.id)).toEqual(['a']);
+    expect(timing.calls).toBe(1);
+    expect(() => view.delete('a')).toThrow('the viewer is read-only: store.delete is not called');
+    let listed = 0;
+    const counting = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== 'list') return Reflect.get(target, key, receiver);
+        return () => {
+          listed++;
+          return Promise.resolve([]);
+        };
+      },
+    });
+    const gone = requestStore(counting, controller.signal, timing);
+    controller.abort();
+    await expect(gone.list()).rejects.toMatchObject({ name: 'AbortError' });
+    expect(listed).toBe(0);
+    expect((await store.load('a')).revision).toBe(1);
+    await store.close();
   });
 });

@@ -99,6 +99,15 @@ function failureReply(e: unknown, url: URL, parts: ServerParts, method: string):
   return htmlReply(page, failure.status);
 }
 
+/** The request's path and query. The Host header is the client's to choose: never used. */
+function requestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://viewer.invalid');
+  } catch {
+    return undefined;
+  }
+}
+
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
@@ -110,8 +119,16 @@ async function answer(
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  // The URL is read from the path alone: the Host header is the client's to choose.
-  const url = new URL(req.url ?? '/', 'http://viewer.invalid');
+  const url = requestUrl(req);
+  if (!url) {
+    send(
+      res,
+      htmlReply(html`<p>malformed request target</p>`, 400),
+      parts,
+      serverTiming(timing, started),
+    );
+    return;
+  }
   let reply = checkAccess(req, url, parts.access, parts.viewer.frame);
   if (!reply) {
     try {
