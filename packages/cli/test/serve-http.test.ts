@@ -90,6 +90,8 @@ describe('what pages read', () => {
     const page = await get(`/s/${ids.big}`);
     expect(page.status).toBe(200);
     expect(probe.calls('load')).toBe(0);
+    // Its summary, at the position the list showed; it has no branches to list.
+    expect(probe.calls('list')).toBe(1);
     expect(probe.messagesRead()).toBe(100);
     expect(page.body).toContain(`message number ${BIG_SESSION_MESSAGES} of the long run`);
     expect(page.body).not.toContain(`message number ${BIG_SESSION_MESSAGES - 100} of the long run`);

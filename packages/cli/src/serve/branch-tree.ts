@@ -129,6 +129,8 @@ export async function branchTree(
   let checks = 0;
   let truncated = false;
   for (let next = queue.shift(); next; next = queue.shift()) {
+    // A summary lists its children's ids: a leaf needs no `list({ parentId })`.
+    if (next.summary.children.length === 0) continue;
     const branches = await childrenOf(store, next.summary.id);
     summaries.remember(branches);
     for (const b of branches) {

@@ -90,16 +90,28 @@ function sideHtml(view: SessionView): SafeHtml {
 </aside>`;
 }
 
+/**
+ * The session's summary and its branches. A summary lists its children's ids, so
+ * `list({ parentId })` runs only for a session that has branches.
+ */
+async function summaryAndBranches(
+  ctx: RequestContext,
+  id: string,
+): Promise<{ summary: SessionSummary; branches: SessionSummary[] }> {
+  const summary = await ctx.viewer.summaries.find(ctx.store, id);
+  const branches = summary.children.length > 0 ? await childrenOf(ctx.store, id) : [];
+  ctx.viewer.summaries.remember(branches);
+  return { summary, branches };
+}
+
 async function readView(ctx: RequestContext, id: string): Promise<SessionView> {
   const { store } = ctx;
-  const [summary, window, branches, runtimeStatus, events] = await Promise.all([
-    ctx.viewer.summaries.find(store, id),
+  const [{ summary, branches }, window, runtimeStatus, events] = await Promise.all([
+    summaryAndBranches(ctx, id),
     loadMessageWindow(store, id, windowRequest(ctx.url)),
-    childrenOf(store, id),
     isRuntimeStatusStore(store) ? store.loadRuntimeStatus(id) : Promise.resolve(undefined),
     firstEvents(ctx, id),
   ]);
-  ctx.viewer.summaries.remember(branches);
   return { summary, window, branches, runtimeStatus, events };
 }
 
@@ -111,9 +123,9 @@ export async function sessionRoute(ctx: RequestContext, [rawId = '']: string[]):
   const id = sessionIdParam(rawId);
   const base = { sessionId: id, remoteImages: ctx.viewer.remoteImages };
   if (ctx.url.searchParams.get('part') === 'messages') {
-    const [window, branches] = await Promise.all([
+    const [window, { branches }] = await Promise.all([
       loadMessageWindow(ctx.store, id, windowRequest(ctx.url)),
-      childrenOf(ctx.store, id),
+      summaryAndBranches(ctx, id),
     ]);
     return htmlReply(transcriptHtml(window, { ...base, branches, fragment: true }));
   }
