@@ -1,22 +1,27 @@
 /// <reference lib="dom" />
 // The viewer in a real headless Chromium, on a file store and on PostgreSQL: browsing from
 // the list to a search, a session, a branch and back; a 20,000-message session; stored
-// markup that must stay text; the message shapes of several frameworks. One browser for
-// every test; screenshots in test-artifacts/screenshots/.
-import { mkdtempSync, rmSync } from 'node:fs';
+// markup that must stay text; the message shapes of several frameworks; and the README's
+// screenshot. One browser for every test; screenshots in test-artifacts/screenshots/ (with
+// SESSIONKIT_UPDATE_SCREENSHOT=1, `pnpm --filter @sessionkit/cli screenshot`, the README's
+// is also written to docs/serve.png).
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Message } from '@sessionkit/core';
 import { FileStore } from '@sessionkit/file';
 import { openPostgresStore } from '@sessionkit/postgres';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startViewer } from '../src/serve/server.js';
 import {
   chromiumAvailable,
   collectProblems,
   launchBrowser,
   screenshot,
 } from './helpers/browser.js';
+import { DEMO_TITLE, seedDemo } from './helpers/demo-session.js';
 import {
   dropSchema,
   freshSchema,
@@ -210,4 +215,40 @@ describe.each(backends)('the viewer in Chromium on $name', (backend) => {
     await shot('shapes', ['It is -3 °C in Oslo.', 'Mastra says hello', 'Here is a picture']);
     expect(problems).toEqual([]);
   });
+});
+
+it.runIf(hasBrowser)('takes the README screenshot of a session page', async () => {
+  const store = new FileStore({ dir: join(work, 'demo'), sync: false });
+  const id = await seedDemo(store);
+  const viewer = await startViewer({
+    store,
+    storeDisplay: 'file:~/.local/share/sessionkit/sessions',
+    port: 0,
+  });
+  const page = await browser.newPage({
+    viewport: { width: 1280, height: 860 },
+    colorScheme: 'light',
+  });
+  try {
+    const problems = collectProblems(page);
+    await page.goto(viewer.url);
+    await page.goto(new URL(`/s/${id}`, viewer.url).href);
+    await page.waitForSelector('#tree.loaded');
+    const file = await screenshot(browser, page, 'readme-serve', [
+      DEMO_TITLE,
+      'run_tests',
+      'while (!done)',
+      'merged into the parent',
+      'the parent changed after the branch point',
+      'API-311',
+    ]);
+    expect(problems).toEqual([]);
+    if (process.env.SESSIONKIT_UPDATE_SCREENSHOT === '1') {
+      copyFileSync(file, fileURLToPath(new URL('../docs/serve.png', import.meta.url)));
+    }
+  } finally {
+    await page.close();
+    await viewer.close();
+    await store.close();
+  }
 });

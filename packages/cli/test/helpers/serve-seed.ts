@@ -28,19 +28,20 @@ export const SCRIPT_TITLE = '<script>window.__pwned = 1</script> Pwn attempt';
 /** A message that would run a handler if it were not escaped. */
 export const ONERROR_TEXT = '<img src=x onerror="window.__pwned = 2"> look at this';
 
-function full(store: Store<unknown>) {
+/** `store` as a store with every capability; throws when it lacks one. */
+export function fullStore(store: Store<unknown>) {
   if (
     !isCommitter<unknown>(store) ||
     !isBrancher<unknown>(store) ||
     !isEventLog(store) ||
     !isRuntimeStatusStore(store)
   ) {
-    throw new Error('the viewer seed needs a store with every capability');
+    throw new Error('the viewer tests need a store with every capability');
   }
   return store;
 }
 
-async function seedTree(store: ReturnType<typeof full>) {
+async function seedTree(store: ReturnType<typeof fullStore>) {
   const root = await store.create({
     id: 'tree-root',
     title: 'Parser bug',
@@ -93,7 +94,7 @@ async function seedTree(store: ReturnType<typeof full>) {
   return { root: root.id, merged: merged.id, diverged: diverged.id, ahead: ahead.id };
 }
 
-async function seedBig(store: ReturnType<typeof full>): Promise<string> {
+async function seedBig(store: ReturnType<typeof fullStore>): Promise<string> {
   const big = await store.create({
     id: 'big-session',
     title: 'Twenty thousand messages',
@@ -110,7 +111,7 @@ async function seedBig(store: ReturnType<typeof full>): Promise<string> {
   return big.id;
 }
 
-async function seedShapes(store: ReturnType<typeof full>): Promise<string> {
+async function seedShapes(store: ReturnType<typeof fullStore>): Promise<string> {
   const s = await store.create({
     id: 'framework-shapes',
     title: 'Framework message shapes',
@@ -165,7 +166,7 @@ async function seedShapes(store: ReturnType<typeof full>): Promise<string> {
 
 /** Fills `store` (every capability needed) with what the viewer tests look at. */
 export async function seedViewerStore(raw: Store<unknown>): Promise<ViewerSeed> {
-  const store = full(raw);
+  const store = fullStore(raw);
   const tree = await seedTree(store);
   const big = await seedBig(store);
   const script = await store.create({
