@@ -107,6 +107,19 @@ describe('what pages read', () => {
     expect(earlier.body).not.toContain('<html');
   });
 
+  it('finds a session written to since it was listed among the sessions that moved, without a load', async () => {
+    await get('/');
+    await memory.commit(ids.scriptTitle, {
+      append: [{ role: 'user', content: 'one more question' }],
+    });
+    probe.reset();
+    const page = await get(`/s/${ids.scriptTitle}`);
+    expect(page.status).toBe(200);
+    expect(probe.calls('load')).toBe(0);
+    expect(page.body).toContain('one more question');
+    expect(page.body).toContain('messages <b>3</b>');
+  });
+
   it('a permalink the viewer has never listed reads the session once, then from its position', async () => {
     const fresh = await startViewer({ store: probe.store, port: 0 });
     try {

@@ -2,9 +2,13 @@
 // transcript, and the store contract reads a header by id only through `load`, which reads
 // every message. But a summary's keyset position (`updatedAt`, `id`) finds it with one
 // `list` call of one row. So the viewer remembers the position of every summary it has
-// listed, and finds headers from there; only a session it has never listed (a permalink
-// opened first thing) is read once with `load`.
+// listed, and finds headers from there (a session written to since has moved up the order,
+// among the sessions updated after its old position); only a session it has never listed
+// (a permalink opened first thing) is read once with `load`.
 import { MAX_ID_LENGTH, type SessionSummary, type Store } from '@sessionkit/core';
+
+/** Sessions written after a remembered position that are searched for a moved session. */
+export const MOVED_WINDOW = 200;
 
 /** How many sessions' positions are remembered (least recently used are forgotten). */
 export const REMEMBERED_POSITIONS = 10_000;
@@ -41,15 +45,12 @@ export class SummaryFinder {
     }
   }
 
-  /** Whether a position is remembered for `id` (finding it will not read its transcript). */
-  knows(id: string): boolean {
-    return this.#positions.has(id);
-  }
-
   /**
-   * The summary of `id`: one `list` call at its remembered position; when the session has
-   * moved since (it was written to) or was never listed, one `load`. Throws what the
-   * store throws (`not_found` for a missing session).
+   * The summary of `id`: one `list` call of one row at its remembered position; when the
+   * session was written to since (it moved up the order), one `list` of the sessions
+   * updated after that position (`MOVED_WINDOW`, oldest first); when it was never listed,
+   * or more sessions than that moved past it, one `load`. Throws what the store throws
+   * (`not_found` for a missing session).
    */
   async find(store: Store<unknown>, id: string): Promise<SessionSummary> {
     const at = this.#positions.get(id);
@@ -59,9 +60,19 @@ export class SummaryFinder {
         startAfter: { updatedAt: new Date(at), id: cursorJustAbove(id) },
         limit: 1,
       });
-      if (row?.id === id) {
-        this.remember([row]);
-        return row;
+      const moved =
+        row?.id === id
+          ? [row]
+          : await store.list({
+              includeArchived: true,
+              after: new Date(at),
+              oldestFirst: true,
+              limit: MOVED_WINDOW,
+            });
+      const found = moved.find((s) => s.id === id);
+      if (found) {
+        this.remember([found]);
+        return found;
       }
     }
     const summary = summaryOfLoaded(await store.load(id));
