@@ -5,21 +5,17 @@
 //
 // Usage: node --expose-gc bench/migrate.mjs [sessions…]     (default: 2000 10000)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listRows } from '@sessionkit/core';
 import { FileStore } from '@sessionkit/file';
 import pg from 'pg';
+import { benchPostgresUrl } from './postgres-url.mjs';
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const url =
-  process.env.SESSIONKIT_TEST_POSTGRES_URL ||
-  /^SESSIONKIT_TEST_POSTGRES_URL=(.*)$/m.exec(
-    readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'),
-  )?.[1] ||
-  'postgres://postgres@127.0.0.1:5432/test';
+const url = benchPostgresUrl();
 const sizes = process.argv.slice(2).map(Number);
 if (sizes.length === 0) sizes.push(2000, 10000);
 

@@ -23,3 +23,9 @@ export { buildProgram } from './program.js';
 export { CliError } from './runtime/cli-error.js';
 export { EXIT, type ExitCode } from './runtime/exit-codes.js';
 export { chooseStoreUrl, STORE_URL_ENV } from './runtime/store-url.js';
+export {
+  DEFAULT_VIEWER_PORT,
+  startViewer,
+  type Viewer,
+  type ViewerOptions,
+} from './serve/server.js';

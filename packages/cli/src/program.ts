@@ -9,6 +9,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { integerIn } from './commands/parsers.js';
 import { registerPrune } from './commands/prune.js';
 import { registerRepair } from './commands/repair.js';
+import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
 import { registerStash } from './commands/stash.js';
 import { registerTree } from './commands/tree.js';
@@ -35,6 +36,7 @@ Examples:
   $ sessionkit show 01JD8X3YB7Q0R0Z8W1V7T8K2QF
   $ sessionkit migrate --from file:./sessions --to postgres://app@db:5432/app
   $ sessionkit doctor --store postgres://app@db:5432/app
+  $ sessionkit serve --store postgres://app@db:5432/app
   $ sessionkit <command> --help`;
 
 /** The full name of a (sub)command, e.g. `stash pop`, for error lines. */
@@ -51,7 +53,7 @@ function fullName(command: Command): string {
 export function buildProgram(): Command {
   const program = new Command('sessionkit')
     .description(
-      'Inspect, search, export, import, migrate and maintain sessionkit sessions on any store.',
+      'Inspect, search, export, import, migrate, maintain and browse sessionkit sessions on any store.',
     )
     .version(version, '-V, --version')
     .option(
@@ -94,6 +96,7 @@ export function buildProgram(): Command {
   registerPrune(program);
   registerStash(program);
   registerDoctor(program);
+  registerServe(program);
   registerConformance(program);
   return program;
 }

@@ -1,7 +1,7 @@
 import type { SessionSummary, Store } from '@sessionkit/core';
 
 /** Every direct branch of `parentId` (archived included), oldest branch point first. */
-export async function childrenOf(store: Store, parentId: string): Promise<SessionSummary[]> {
+export async function childrenOf<M>(store: Store<M>, parentId: string): Promise<SessionSummary[]> {
   const out: SessionSummary[] = [];
   let cursor: { updatedAt: Date; id: string } | undefined;
   for (;;) {
