@@ -22,6 +22,8 @@ afterAll(() => {
 });
 
 describeOnBackends('op by op against MemorySession', (ctx) => {
+  ctx.requiresHistoryWrites();
+
   it('every result and every history equal those of MemorySession', async () => {
     const tally = { sequences: 0, ops: 0, threw: 0 };
     compared[ctx.name] = tally;

@@ -8,7 +8,7 @@ import {
   run,
 } from '@openai/agents-core';
 import { newSessionId } from '@sessionkit/core';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionKitSession } from '../src/index.js';
 import {
   FIRST_QUESTION,
@@ -63,55 +63,59 @@ describeOnBackends('the SDK runner', (ctx) => {
     expect(stored).toEqual(await referenceHistory());
   });
 
-  it('a tripped output guardrail keeps the turn through a history transaction, as MemorySession does', async () => {
-    const reference = new MemorySession();
-    await expect(run(guardedAgent().agent, FIRST_QUESTION, { session: reference })).rejects.toThrow(
-      OutputGuardrailTripwireTriggered,
-    );
-    const session = ctx.session();
-    const transactions: string[] = [];
-    const apply = session.applyHistoryTransaction.bind(session);
-    session.applyHistoryTransaction = async (args) => {
-      transactions.push(args.transaction.type);
-      return apply(args);
-    };
-    await expect(run(guardedAgent().agent, FIRST_QUESTION, { session })).rejects.toThrow(
-      OutputGuardrailTripwireTriggered,
-    );
-    expect(transactions).toEqual(['append_items']);
-    expect(await session.getItems()).toEqual(asStored(await reference.getItems()));
-  });
+  describe('with history transactions', () => {
+    ctx.requiresHistoryWrites();
 
-  it('a transaction whose reply was lost, re-sent by the resumed run, lands once', async () => {
-    const lossy = withLostReplies(ctx.store());
-    const sessionId = newSessionId();
-    const guarded = guardedAgent();
-    lossy.loseNextReply();
-    const tripped = await run(guarded.agent, FIRST_QUESTION, {
-      session: new SessionKitSession({ store: lossy.store, sessionId }),
-    }).catch((e: unknown) => e);
-    expect(tripped).toBeInstanceOf(OutputGuardrailTripwireTriggered);
-    expect(lossy.lost).toBe(1);
-    const landed = await ctx.store().loadMessages(sessionId);
-    expect(landed.map((item) => (item as { type: string }).type)).toEqual(
-      FIRST_TURN_TYPES.slice(0, 3),
-    );
+    it('a tripped output guardrail keeps the turn through a history transaction, as MemorySession does', async () => {
+      const reference = new MemorySession();
+      await expect(
+        run(guardedAgent().agent, FIRST_QUESTION, { session: reference }),
+      ).rejects.toThrow(OutputGuardrailTripwireTriggered);
+      const session = ctx.session();
+      const transactions: string[] = [];
+      const apply = session.applyHistoryTransaction.bind(session);
+      session.applyHistoryTransaction = async (args) => {
+        transactions.push(args.transaction.type);
+        return apply(args);
+      };
+      await expect(run(guardedAgent().agent, FIRST_QUESTION, { session })).rejects.toThrow(
+        OutputGuardrailTripwireTriggered,
+      );
+      expect(transactions).toEqual(['append_items']);
+      expect(await session.getItems()).toEqual(asStored(await reference.getItems()));
+    });
 
-    // The run resumed from its state (the SDK refuses to resume this state from its
-    // serialised form), on another store instance: it re-sends the pending transaction.
-    const state = (tripped as AgentsError).state;
-    if (state === undefined) throw new Error('the tripwire error carries no run state');
-    const resumed = new SessionKitSession({ store: await ctx.peer(), sessionId });
-    const operationIds: string[] = [];
-    const apply = resumed.applyHistoryTransaction.bind(resumed);
-    resumed.applyHistoryTransaction = async (args) => {
-      operationIds.push(args.operationId);
-      return apply(args);
-    };
-    await expect(run(guarded.agent, state, { session: resumed })).rejects.toThrow(
-      OutputGuardrailTripwireTriggered,
-    );
-    expect(operationIds).toHaveLength(1);
-    expect(await ctx.store().loadMessages(sessionId)).toEqual(landed);
+    it('a transaction whose reply was lost, re-sent by the resumed run, lands once', async () => {
+      const lossy = withLostReplies(ctx.store());
+      const sessionId = newSessionId();
+      const guarded = guardedAgent();
+      lossy.loseNextReply();
+      const tripped = await run(guarded.agent, FIRST_QUESTION, {
+        session: new SessionKitSession({ store: lossy.store, sessionId }),
+      }).catch((e: unknown) => e);
+      expect(tripped).toBeInstanceOf(OutputGuardrailTripwireTriggered);
+      expect(lossy.lost).toBe(1);
+      const landed = await ctx.store().loadMessages(sessionId);
+      expect(landed.map((item) => (item as { type: string }).type)).toEqual(
+        FIRST_TURN_TYPES.slice(0, 3),
+      );
+
+      // The run resumed from its state (the SDK refuses to resume this state from its
+      // serialised form), on another store instance: it re-sends the pending transaction.
+      const state = (tripped as AgentsError).state;
+      if (state === undefined) throw new Error('the tripwire error carries no run state');
+      const resumed = new SessionKitSession({ store: await ctx.peer(), sessionId });
+      const operationIds: string[] = [];
+      const apply = resumed.applyHistoryTransaction.bind(resumed);
+      resumed.applyHistoryTransaction = async (args) => {
+        operationIds.push(args.operationId);
+        return apply(args);
+      };
+      await expect(run(guarded.agent, state, { session: resumed })).rejects.toThrow(
+        OutputGuardrailTripwireTriggered,
+      );
+      expect(operationIds).toHaveLength(1);
+      expect(await ctx.store().loadMessages(sessionId)).toEqual(landed);
+    });
   });
 });

@@ -1,6 +1,7 @@
-// Runs a test body once per backend, each on a store of its own (fresh data), and skips a
-// backend loudly when it cannot run here: its service is missing (a failure under CI),
-// or its adapter does not implement commit's `truncate` and `operationId` yet.
+// Runs a test body once per backend, each on a store of its own (fresh data), and skips
+// loudly what cannot run here: a backend whose service is missing (a failure under CI),
+// and the tests that need commit's `truncate` and `operationId` on an adapter that does
+// not implement them yet.
 import { isSessionKitError, newSessionId } from '@sessionkit/core';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import { SessionKitSession, type SessionKitSessionOptions } from '../../src/index.js';
@@ -14,6 +15,12 @@ export interface BackendContext {
   peer(): Promise<AnyStore>;
   /** A SessionKitSession on `store()` with a new session id unless one is given. */
   session(options?: Omit<SessionKitSessionOptions, 'store'>): SessionKitSession;
+  /**
+   * Skips the tests of the calling `describe` block when the store's commit does not
+   * take `truncate` and `operationId` (what popItem, clearSession, transactions and
+   * mutations need); getItems and addItems work on any store.
+   */
+  requiresHistoryWrites(): void;
 }
 
 /**
@@ -40,16 +47,17 @@ export function describeOnBackends(title: string, body: (ctx: BackendContext) =>
     describe(`${name} › ${title}`, () => {
       const backend = testBackend(name);
       let store: AnyStore | undefined;
-      let skipped: string | undefined;
+      let unavailable = false;
+      let noHistoryWrites: string | undefined;
       beforeAll(async () => {
-        if (!(await backend.available(`the openai-agents tests on ${name} are skipped`))) {
-          skipped = 'service unavailable';
-          return;
-        }
+        unavailable = !(await backend.available(`the openai-agents tests on ${name} are skipped`));
+        if (unavailable) return;
         store = await backend.fresh();
-        skipped = await missingHistoryWrites(store);
-        if (skipped !== undefined) {
-          console.warn(`\n!!! SKIPPED: openai-agents "${title}" on ${name}: ${skipped}\n`);
+        noHistoryWrites = await missingHistoryWrites(store);
+        if (noHistoryWrites !== undefined) {
+          console.warn(
+            `\n!!! SKIPPED on ${name}: the openai-agents "${title}" tests that pop, clear, transact or rewrite: ${noHistoryWrites}\n`,
+          );
         }
       });
       afterAll(async () => {
@@ -57,7 +65,7 @@ export function describeOnBackends(title: string, body: (ctx: BackendContext) =>
         await backend.stop();
       });
       beforeEach((ctx) => {
-        if (skipped !== undefined) ctx.skip();
+        if (unavailable) ctx.skip();
       });
       const current = (): AnyStore => {
         if (store === undefined) throw new Error(`no ${name} store`);
@@ -68,6 +76,10 @@ export function describeOnBackends(title: string, body: (ctx: BackendContext) =>
         store: current,
         peer: () => backend.peer(current()),
         session: (options = {}) => new SessionKitSession({ ...options, store: current() }),
+        requiresHistoryWrites: () =>
+          beforeEach((ctx) => {
+            if (noHistoryWrites !== undefined) ctx.skip();
+          }),
       });
     });
   }
