@@ -3,13 +3,20 @@
 // TURN=followUp answers from what the stored conversation says the tool returned, so it
 // only knows the answer when the first process's turn was restored. Prints the result and
 // what the model was sent, as JSON.
-import { assistantMessage, functionCall, modelResponder, ScriptedModel } from '@openai/agents/testing';
+import {
+  assistantMessage,
+  functionCall,
+  modelResponder,
+  ScriptedModel,
+} from '@openai/agents/testing';
 import { chatTurn } from '../src/support-agent.js';
 
 const followUp = modelResponder(({ request }) => {
   const results = request.input.filter((item) => item.type === 'function_call_result');
   const order = results.length === 1 ? JSON.parse(results[0].output.text) : undefined;
-  return [assistantMessage(order ? `It arrives ${order.eta}, with ${order.carrier}.` : 'I do not know.')];
+  return [
+    assistantMessage(order ? `It arrives ${order.eta}, with ${order.carrier}.` : 'I do not know.'),
+  ];
 });
 const steps = {
   first: [
