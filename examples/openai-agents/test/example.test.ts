@@ -1,23 +1,17 @@
 // The example as a user runs it, offline: each turn in a process of its own (a restart
 // between turns), on the file store and on PostgreSQL by URL.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { POSTGRES_URL, postgresAvailable } from '../../../packages/postgres/test/env.js';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sessionkit-openai-agents-example-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** `$name`, else its line in the repository's .env.example (where the tests' services are). */
-function testSetting(name: string): string {
-  if (process.env[name]) return process.env[name];
-  const text = readFileSync(join(here, '..', '..', '.env.example'), 'utf8');
-  return new RegExp(`^${name}=(.*)$`, 'm').exec(text)?.[1] ?? '';
-}
 
 interface Turn {
   answer: string;
@@ -76,21 +70,14 @@ describe('examples/openai-agents', () => {
     await conversationSurvivesRestart(`file:${join(work, 'sessions')}`);
   });
 
-  it('PostgreSQL by URL: the same code, the same conversation', async () => {
-    const url = testSetting('SESSIONKIT_TEST_POSTGRES_URL');
+  it('PostgreSQL by URL: the same code, the same conversation', async (ctx) => {
+    if (!postgresAvailable('the openai-agents example on PostgreSQL is skipped')) ctx.skip();
     const schema = `sk_example_oa_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: url });
     try {
-      await admin.connect();
-    } catch (e) {
-      const message = `PostgreSQL at ${new URL(url).host} is unreachable (${(e as Error).message})`;
-      if (process.env.CI === 'true') throw new Error(`${message}; start it (see .ci/run)`);
-      console.warn(`\n!!! SKIPPED: the openai-agents example on PostgreSQL: ${message}\n`);
-      return;
-    }
-    try {
-      await conversationSurvivesRestart(`${url}?schema=${schema}`);
+      await conversationSurvivesRestart(`${POSTGRES_URL}?schema=${schema}`);
     } finally {
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
     }

@@ -5,11 +5,9 @@ import {
   applySessionHistoryMutations,
   type SessionHistoryRewriteArgs,
 } from '@openai/agents-core';
-import { isSessionKitError } from '@sessionkit/core';
-import { LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
 import { canonicalJson } from './canonical-json.js';
 import { errors } from './errors.js';
-import { SessionHistory } from './session-history.js';
+import type { SessionHistory } from './session-history.js';
 
 /**
  * Applies `replace_function_call` mutations with the SDK's `applySessionHistoryMutations`
@@ -29,27 +27,14 @@ export async function applyHistoryMutations(
   }
   const mutations = JSON.parse(canonicalJson(args.mutations, 'applyHistoryMutations'));
   if (mutations.length === 0) return;
-  await retryLostRaces(
-    { errors, operation: 'applyHistoryMutations', sessionId: history.id },
-    async () => {
-      const stored = await history.window(undefined);
-      const items = stored.messages as AgentInputItem[];
-      const next = applySessionHistoryMutations(items, mutations);
-      const keep = unchangedPrefix(items, next);
-      if (keep === items.length && keep === next.length) return undefined;
-      try {
-        await history.commit({
-          ...SessionHistory.unchanged(stored),
-          truncate: keep,
-          append: next.slice(keep),
-        });
-        return undefined;
-      } catch (e) {
-        if (isSessionKitError(e, 'conflict')) return LOST_RACE;
-        throw e;
-      }
-    },
-  );
+  await history.optimistically('applyHistoryMutations', async () => {
+    const stored = await history.window(undefined);
+    const items = stored.messages as AgentInputItem[];
+    const next = applySessionHistoryMutations(items, mutations);
+    const keep = unchangedPrefix(items, next);
+    if (keep === items.length && keep === next.length) return undefined;
+    return history.commitOver(stored, { truncate: keep, append: next.slice(keep) });
+  });
 }
 
 /** How many leading items two histories share. */

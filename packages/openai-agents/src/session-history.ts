@@ -11,6 +11,8 @@ import {
   type SessionInput,
   type Store,
 } from '@sessionkit/core';
+import { LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
+import { errors } from './errors.js';
 
 /** A store with the capabilities the binding needs: atomic commits and window reads. */
 export type HistoryStore = Store<unknown> & Committer<unknown> & HistoryReader<unknown>;
@@ -103,13 +105,33 @@ export class SessionHistory {
   }
 
   /**
-   * The expectation that the history is still what `window` saw: its revision, or, for a
-   * session that did not exist yet, no messages (the commit creates it).
+   * An optimistic change: `attempt` reads what it needs and returns `commitOver`'s
+   * outcome; it runs again (after a growing random pause) while another writer got in
+   * first, for up to 20 s, then fails `unavailable`. `operation` names it in errors.
    */
-  static unchanged(window: MessageWindow<unknown>): CommitInput<unknown> {
-    return window.revision > 0
-      ? { expectedRevision: window.revision }
-      : { expectedMessageCount: window.messageCount };
+  optimistically<T>(operation: string, attempt: () => Promise<T | typeof LOST_RACE>): Promise<T> {
+    return retryLostRaces({ errors, operation, sessionId: this.id }, attempt);
+  }
+
+  /**
+   * `commit(input)` on the condition that the history is still what `window` saw (its
+   * revision; for a session that did not exist yet, no messages): `LOST_RACE` when it is
+   * not, with nothing written.
+   */
+  async commitOver(
+    window: MessageWindow<unknown>,
+    input: CommitInput<unknown>,
+  ): Promise<CommitResult | typeof LOST_RACE> {
+    const unchanged =
+      window.revision > 0
+        ? { expectedRevision: window.revision }
+        : { expectedMessageCount: window.messageCount };
+    try {
+      return await this.commit({ ...input, ...unchanged });
+    } catch (e) {
+      if (isSessionKitError(e, 'conflict')) return LOST_RACE;
+      throw e;
+    }
   }
 
   private async create(): Promise<void> {

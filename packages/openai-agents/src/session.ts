@@ -7,8 +7,8 @@ import type {
   SessionHistoryTransactionArgs,
   SessionHistoryTransactionAwareSession,
 } from '@openai/agents-core';
-import { isSessionKitError, openStore } from '@sessionkit/core';
-import { LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
+import { openStore } from '@sessionkit/core';
+import { LOST_RACE } from '@sessionkit/core/adapter';
 import { errors } from './errors.js';
 import { applyHistoryMutations } from './mutations.js';
 import {
@@ -116,24 +116,13 @@ export class SessionKitSession
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     const history = this.#history;
-    return retryLostRaces(
-      { errors, operation: 'popItem', sessionId: history.id },
-      async (): Promise<AgentInputItem | undefined | typeof LOST_RACE> => {
-        const window = await history.window(1);
-        const [item] = window.messages;
-        if (window.messages.length === 0) return undefined;
-        try {
-          await history.commit({
-            ...SessionHistory.unchanged(window),
-            truncate: window.messageCount - 1,
-          });
-        } catch (e) {
-          if (isSessionKitError(e, 'conflict')) return LOST_RACE;
-          throw e;
-        }
-        return item as AgentInputItem;
-      },
-    );
+    return history.optimistically('popItem', async () => {
+      const window = await history.window(1);
+      const [item] = window.messages;
+      if (window.messages.length === 0) return undefined;
+      const landed = await history.commitOver(window, { truncate: window.messageCount - 1 });
+      return landed === LOST_RACE ? LOST_RACE : (item as AgentInputItem);
+    });
   }
 
   /**

@@ -4,12 +4,10 @@ import type {
   SessionHistoryReplaceSuffixTransaction,
   SessionHistoryTransactionArgs,
 } from '@openai/agents-core';
-import { isSessionKitError } from '@sessionkit/core';
-import { LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
 import { hashText, sameItems } from './canonical-json.js';
 import { errors } from './errors.js';
 import { transactionOperationIds } from './operation-ids.js';
-import { SessionHistory } from './session-history.js';
+import type { SessionHistory } from './session-history.js';
 import { checkTransactionArgs } from './transaction-args.js';
 
 /**
@@ -52,34 +50,24 @@ async function replaceSuffix(
   operationId: string,
   { expectedSuffix, replacement }: SessionHistoryReplaceSuffixTransaction,
 ): Promise<void> {
-  await retryLostRaces(
-    { errors, operation: 'applyHistoryTransaction', sessionId: history.id },
-    async () => {
-      const window = await history.window(expectedSuffix.length);
-      if (
-        window.messages.length !== expectedSuffix.length ||
-        !sameItems(window.messages, expectedSuffix, 'replace_suffix')
-      ) {
-        throw errors.make(
-          'conflict',
-          `session "${history.id}" does not end with the expected ${expectedSuffix.length} items — nothing written`,
-          { sessionId: history.id },
-        );
-      }
-      try {
-        // A commit under this operation id that another caller landed meanwhile resolves
-        // here as a repeat (the id is checked before the revision), never as a conflict.
-        await history.commit({
-          ...SessionHistory.unchanged(window),
-          operationId,
-          truncate: window.messageCount - expectedSuffix.length,
-          append: replacement,
-        });
-        return undefined;
-      } catch (e) {
-        if (isSessionKitError(e, 'conflict')) return LOST_RACE;
-        throw e;
-      }
-    },
-  );
+  await history.optimistically('applyHistoryTransaction', async () => {
+    const window = await history.window(expectedSuffix.length);
+    if (
+      window.messages.length !== expectedSuffix.length ||
+      !sameItems(window.messages, expectedSuffix, 'replace_suffix')
+    ) {
+      throw errors.make(
+        'conflict',
+        `session "${history.id}" does not end with the expected ${expectedSuffix.length} items — nothing written`,
+        { sessionId: history.id },
+      );
+    }
+    // A commit under this operation id that another caller landed meanwhile resolves
+    // here as a repeat (the id is checked before the revision), never as a conflict.
+    return history.commitOver(window, {
+      operationId,
+      truncate: window.messageCount - expectedSuffix.length,
+      append: replacement,
+    });
+  });
 }
