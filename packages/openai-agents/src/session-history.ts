@@ -36,7 +36,7 @@ export class SessionHistory {
     private readonly fields: SessionFields,
   ) {}
 
-  /** The whole history (`limit` undefined) or its last `limit` items: one window read. */
+  /** The whole history (`last` undefined) or its last `last` items: one window read. */
   async items(last?: number): Promise<unknown[]> {
     try {
       return await this.store.loadMessages(this.id, last === undefined ? undefined : { last });

@@ -92,9 +92,11 @@ export class SessionKitSession
       throw errors.invalid(`getItems: limit must be a number, got ${String(limit)}`);
     }
     if (limit <= 0) return [];
-    const last = limit === Number.POSITIVE_INFINITY ? undefined : Math.ceil(limit);
-    const safeLast = last === undefined ? undefined : Math.min(last, Number.MAX_SAFE_INTEGER);
-    return (await this.#history.items(safeLast)) as AgentInputItem[];
+    // Infinity reads everything; a window's size is an integer a store accepts.
+    const last = Number.isFinite(limit)
+      ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER)
+      : undefined;
+    return (await this.#history.items(last)) as AgentInputItem[];
   }
 
   /**
