@@ -1,0 +1,51 @@
+// A store whose next matching commit lands and then fails `unavailable`, as when the reply
+// of a write that the backend applied is lost on the way back.
+import type { CommitInput } from '@sessionkit/core';
+import { errorsFor } from '@sessionkit/core/adapter';
+import type { AnyStore } from './backends.js';
+
+const errors = errorsFor('lost-reply');
+
+type CommitMatch = (input: CommitInput<unknown>) => boolean;
+
+/** Commits that change the history (not the binding's probes or empty claims). */
+const changesHistory: CommitMatch = (input) =>
+  input.append !== undefined || input.replace !== undefined || input.truncate !== undefined;
+
+export interface LostReplyStore {
+  store: AnyStore;
+  /** The next commit matching `match` (default: one that changes the history) lands, then throws. */
+  loseNextReply(match?: CommitMatch): void;
+  /** How many replies were lost so far. */
+  readonly lost: number;
+}
+
+export function withLostReplies(inner: AnyStore): LostReplyStore {
+  let armed: CommitMatch | undefined;
+  let lost = 0;
+  const commit: AnyStore['commit'] = async (id, input, call) => {
+    const result = await inner.commit(id, input, call);
+    if (armed?.(input)) {
+      armed = undefined;
+      lost++;
+      throw errors.unavailable(`the reply of a commit to "${id}" was lost`);
+    }
+    return result;
+  };
+  const store = new Proxy(inner, {
+    get(target, key) {
+      if (key === 'commit') return commit;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    store,
+    loseNextReply(match = changesHistory) {
+      armed = match;
+    },
+    get lost() {
+      return lost;
+    },
+  };
+}
