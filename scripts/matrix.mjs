@@ -117,8 +117,8 @@ async function runLocally(names) {
   }
 }
 
-// Packages under packages/ that are not store adapters.
-const NOT_ADAPTERS = new Set(['@sessionkit/core', '@sessionkit/cli']);
+// Packages under packages/ that are not store adapters (the command, bindings).
+const NOT_ADAPTERS = new Set(['@sessionkit/core', '@sessionkit/cli', '@sessionkit/otel']);
 
 /** Problems with the matrix file: adapters left out, test files that do not exist. */
 function check() {
