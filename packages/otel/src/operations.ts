@@ -4,7 +4,7 @@
 // into a message, a title, a folder, metadata, a router key or an event.
 
 import type { Attributes } from '@opentelemetry/api';
-import { isValidId } from '@sessionkit/core';
+import { isValidId, LIST_OPTION_KEYS } from '@sessionkit/core';
 import { jsonByteLength } from '@sessionkit/core/adapter';
 import { SPAN_ATTRIBUTES as A, type StoreMethodName } from './names.js';
 
@@ -58,20 +58,6 @@ function sessionResult(result: unknown, _args: readonly unknown[], out: Attribut
   putNumber(out, A.revision, field(result, 'revision'));
 }
 
-/** `list()` options from the documented set; an unknown key (bad input) is not named. */
-const LIST_OPTIONS = [
-  'folder',
-  'status',
-  'parentId',
-  'after',
-  'query',
-  'includeArchived',
-  'oldestFirst',
-  'limit',
-  'offset',
-  'startAfter',
-];
-
 function windowRequest(args: readonly unknown[], out: Attributes): void {
   const window = args[1];
   putNumber(out, A.windowLast, field(window, 'last'));
@@ -109,7 +95,8 @@ export const OPERATIONS: Record<StoreMethodName, OperationReader> = {
     request: (args, out) => {
       const options = args[0];
       if (typeof options !== 'object' || options === null) return;
-      const given = LIST_OPTIONS.filter((k) => field(options, k) !== undefined);
+      // Names from the documented set only: an unknown key (bad input) could be any text.
+      const given = LIST_OPTION_KEYS.filter((k) => field(options, k) !== undefined);
       if (given.length > 0) out[A.listOptions] = given;
       putNumber(out, A.limit, field(options, 'limit'));
     },

@@ -5,7 +5,7 @@
 // Text a caller wrote cannot pass this, whatever it is.
 
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { ERROR_CODES, isValidId } from '@sessionkit/core';
+import { ERROR_CODES, isValidId, LIST_OPTION_KEYS } from '@sessionkit/core';
 import { SPAN_ATTRIBUTES as A, RETRIED_CODES, STORE_METHODS } from '../../src/index.js';
 
 /** What the spans of one run may say. */
@@ -17,18 +17,7 @@ export interface AuditRules {
 
 /** Error codes a span may name: core's, and `aborted` (a signal that fired). */
 export const KNOWN_CODES: ReadonlySet<string> = new Set([...ERROR_CODES, 'aborted']);
-const LIST_OPTIONS = new Set([
-  'folder',
-  'status',
-  'parentId',
-  'after',
-  'query',
-  'includeArchived',
-  'oldestFirst',
-  'limit',
-  'offset',
-  'startAfter',
-]);
+const LIST_OPTIONS: ReadonlySet<string> = new Set(LIST_OPTION_KEYS);
 const KEYS: ReadonlySet<string> = new Set(Object.values(A));
 const NAMES: ReadonlySet<string> = new Set(STORE_METHODS.map((m) => `sessionkit.${m}`));
 
