@@ -162,7 +162,7 @@ class InstrumentedCalls {
       method,
       spanName: `sessionkit.${method}`,
       reader: OPERATIONS[method],
-      attributes: this.#instruments.of(method),
+      attributes: this.#instruments.attributesOf(method),
     };
     return (...args: unknown[]) => this.#run(call, args);
   }
@@ -282,7 +282,7 @@ interface Call {
   method: StoreMethodName;
   spanName: string;
   reader: OperationReader;
-  attributes: ReturnType<StoreInstruments['of']>;
+  attributes: ReturnType<StoreInstruments['attributesOf']>;
 }
 
 /**

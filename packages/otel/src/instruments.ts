@@ -1,6 +1,6 @@
 // The metric instruments of one instrumented store, and the attribute sets they record
-// with. Attribute sets are built once per method and outcome and reused, so a call with no
-// SDK registered allocates none.
+// with. Attribute sets are built once per method and outcome and reused, so a call
+// allocates none for its metrics.
 import { createRequire } from 'node:module';
 import {
   type Attributes,
@@ -36,7 +36,7 @@ export function isNoopMeter(meter: Meter): boolean {
   return meter instanceof NoopMeter;
 }
 
-/** The attribute sets of one method: success, and one per failure code (made on first use). */
+/** The attribute sets of one method: success, and one per code (each made on first use). */
 class MethodAttributes {
   readonly ok: Attributes;
   readonly #failed = new Map<string, Attributes>();
@@ -48,20 +48,20 @@ class MethodAttributes {
 
   /** The set of a call that failed with `type` (`error.type`). */
   failed(type: string): Attributes {
-    let set = this.#failed.get(type);
-    if (!set) {
-      set = { ...this.ok, [A.errorType]: type };
-      this.#failed.set(type, set);
-    }
-    return set;
+    return this.#with(this.#failed, A.errorType, type);
   }
 
   /** The set of a retry of a call that failed with `code`. */
   retried(code: string): Attributes {
-    let set = this.#retried.get(code);
+    return this.#with(this.#retried, A.retryOf, code);
+  }
+
+  /** `ok` plus `key: value`, kept in `sets` so each combination is built once. */
+  #with(sets: Map<string, Attributes>, key: string, value: string): Attributes {
+    let set = sets.get(value);
     if (!set) {
-      set = { ...this.ok, [A.retryOf]: code };
-      this.#retried.set(code, set);
+      set = { ...this.ok, [key]: value };
+      sets.set(value, set);
     }
     return set;
   }
@@ -79,7 +79,6 @@ export class StoreInstruments {
    * the recording calls, which would measure for nobody.
    */
   readonly enabled: boolean;
-  readonly #attributes = new Map<string, MethodAttributes>();
 
   constructor(
     meterProvider: MeterProvider,
@@ -117,13 +116,8 @@ export class StoreInstruments {
     );
   }
 
-  /** The attribute sets of `operation`. */
-  of(operation: string): MethodAttributes {
-    let set = this.#attributes.get(operation);
-    if (!set) {
-      set = new MethodAttributes(operation, this.storeKind);
-      this.#attributes.set(operation, set);
-    }
-    return set;
+  /** The attribute sets of `operation` (one per wrapped method, made when it is wrapped). */
+  attributesOf(operation: string): MethodAttributes {
+    return new MethodAttributes(operation, this.storeKind);
   }
 }

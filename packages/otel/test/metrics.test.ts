@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metrics, trace } from '@opentelemetry/api';
-import { commitTurn, type Message, type Store } from '@sessionkit/core';
+import { commitTurn, type Message } from '@sessionkit/core';
 import { FileStore } from '@sessionkit/file';
 import { MemoryStore } from '@sessionkit/memory';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import {
   MAX_PENDING_RETRIES,
   METRIC_NAMES,
 } from '../src/index.js';
+import { baseOnly } from './support/stores.js';
 import { RecordingTelemetry } from './support/telemetry.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
@@ -21,18 +22,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** A real memory store seen through the base contract only: commitTurn falls back on save. */
-function baseOnly(store: MemoryStore): Store {
-  return {
-    create: (s) => store.create(s),
-    load: (id) => store.load(id),
-    save: (s) => store.save(s),
-    delete: (id) => store.delete(id),
-    list: (o) => store.list(o),
-    close: () => store.close(),
-  };
-}
 
 describe('metrics › duration', () => {
   it('one histogram in seconds, a series per operation and outcome, with the advised buckets', async () => {

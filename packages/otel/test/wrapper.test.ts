@@ -19,6 +19,7 @@ import {
 import { MemoryStore } from '@sessionkit/memory';
 import { describe, expect, it } from 'vitest';
 import { deriveStoreKind, instrumentStore, STORE_METHODS } from '../src/index.js';
+import { baseOnly } from './support/stores.js';
 import { RecordingTelemetry } from './support/telemetry.js';
 
 const GUARDS = {
@@ -32,18 +33,6 @@ const GUARDS = {
   isPruner,
   isRepairer,
 };
-
-/** A real memory store seen through the base contract only (no optional capability). */
-function baseOnly(store: MemoryStore): Store {
-  return {
-    create: (s) => store.create(s),
-    load: (id) => store.load(id),
-    save: (s) => store.save(s),
-    delete: (id) => store.delete(id),
-    list: (o) => store.list(o),
-    close: () => store.close(),
-  };
-}
 
 /** A memory store that keeps, for each call, the arguments and `this` it was called with. */
 class ArgumentsKeepingStore extends MemoryStore {
