@@ -1,7 +1,8 @@
-// The whole conformance suite on an instrumented file store, with a recording SDK and
-// session ids off (the default): no span may carry an id, nor anything the suite wrote.
+// The conformance suite on an instrumented file store — the specs the adapter's own run
+// selects — with a recording SDK and session ids off (the default): no span may carry an
+// id, nor anything the suite wrote.
 import { storeAdapter } from '@sessionkit/file';
-import { fileInitializer } from '../../file/test/helpers.js';
+import { fileConformanceSpecs, fileInitializer } from '../../file/test/helpers.js';
 import { runInstrumentedConformance } from './support/instrumented-run.js';
 
 runInstrumentedConformance({
@@ -9,4 +10,5 @@ runInstrumentedConformance({
   adapter: storeAdapter,
   storeKind: 'file',
   sessionIds: false,
+  specs: fileConformanceSpecs,
 });

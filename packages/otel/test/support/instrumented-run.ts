@@ -1,7 +1,11 @@
 // One conformance run on instrumented stores of an adapter: the recording SDK, the
 // wrapper with the run's options, openStore's adapter replaced by a wrapping one, the
 // suite, and the audit of what the suite recorded.
-import { type ConformanceInitializer, runConformance } from '@sessionkit/conformance';
+import {
+  type ConformanceInitializer,
+  type ConformanceOptions,
+  runConformance,
+} from '@sessionkit/conformance';
 import type { Store } from '@sessionkit/core';
 import { registerStoreAdapter, type StoreAdapter } from '@sessionkit/core/adapter';
 import { afterAll } from 'vitest';
@@ -23,6 +27,8 @@ export interface InstrumentedRun<S extends Store> {
   /** `sessionkit.store.kind` the spans must carry. */
   storeKind: string;
   sessionIds: boolean;
+  /** The specs the adapter's own run selects (default: all). */
+  specs?: ConformanceOptions['specs'];
 }
 
 /** Registers the suite and its audit in the calling test file. */
@@ -33,6 +39,6 @@ export function runInstrumentedConformance<S extends Store>(run: InstrumentedRun
     instrumentStore(store, { ...telemetry.providers, sessionIds: run.sessionIds });
   registerStoreAdapter(instrumentedAdapter(run.adapter, wrap));
   const name = `otel › ${run.storeKind}`;
-  runConformance(instrumentedInitializer(run.initializer, name, wrap));
+  runConformance(instrumentedInitializer(run.initializer, name, wrap), { specs: run.specs });
   auditConformanceRun(name, telemetry, { storeKind: run.storeKind, sessionIds: run.sessionIds });
 }
