@@ -1,11 +1,13 @@
 // What each store method's span says about its arguments and result. Readers see the
 // arguments as `unknown` (a call can be bad input that the store is about to reject) and
 // take only counts, numbers, flags, option names and ids: never a string the caller wrote
-// into a message, a title, a folder, metadata, a router key or an event.
-
+// into a message, a title, a folder, metadata, a router key or an event. They read data
+// properties only, through their descriptors: a store reads its input once, and a getter
+// or a proxy must not see the wrapper read it again.
+import { types } from 'node:util';
 import type { Attributes } from '@opentelemetry/api';
 import { isValidId, LIST_OPTION_KEYS } from '@sessionkit/core';
-import { jsonByteLength } from '@sessionkit/core/adapter';
+import { jsonSizeOf } from './json-size.js';
 import { SPAN_ATTRIBUTES as A, type StoreMethodName } from './names.js';
 
 /** How one method is described. Every reader may assume nothing about its input. */
@@ -20,11 +22,17 @@ export interface OperationReader {
   result?(result: unknown, args: readonly unknown[], out: Attributes): void;
 }
 
-/** `value[key]` when `value` is an object, else `undefined`. */
+/** The own data property `key` of `value`; `undefined` for an accessor, a proxy, a primitive. */
 function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null
-    ? (value as Record<string, unknown>)[key]
-    : undefined;
+  if (typeof value !== 'object' || value === null || types.isProxy(value)) return undefined;
+  const d = Object.getOwnPropertyDescriptor(value, key);
+  return d && 'value' in d ? d.value : undefined;
+}
+
+/** The length of an array that is not a proxy (its `length` is then plain data), else `undefined`. */
+function arrayLength(value: unknown): number | undefined {
+  // The proxy check first: `Array.isArray` throws on a revoked proxy.
+  return !types.isProxy(value) && Array.isArray(value) ? value.length : undefined;
 }
 
 /** Sets `out[key]` to `value` when it is a finite number. */
@@ -34,13 +42,15 @@ function putNumber(out: Attributes, key: string, value: unknown): void {
 
 /** Sets `out[key]` to the length of `value` when it is an array. */
 function putLength(out: Attributes, key: string, value: unknown): void {
-  if (Array.isArray(value)) out[key] = value.length;
+  const length = arrayLength(value);
+  if (length !== undefined) out[key] = length;
 }
 
-/** Sets `out[key]` to the UTF-8 JSON size of a value the store accepted (so it is JSON). */
+/** Sets `out[key]` to the UTF-8 size of `value`'s JSON, when it can be had without running its code. */
 function putBytes(out: Attributes, key: string, value: unknown): void {
   if (value === undefined) return;
-  out[key] = jsonByteLength(value as never);
+  const bytes = jsonSizeOf(value);
+  if (bytes !== undefined) out[key] = bytes;
 }
 
 /** Sets `out[key]` to an id the store accepted, never to anything else (an id is not text). */
@@ -48,7 +58,7 @@ export function putId(out: Attributes, key: string, value: unknown): void {
   if (isValidId(value)) out[key] = value;
 }
 
-const lengthOf = (value: unknown): number => (Array.isArray(value) ? value.length : 0);
+const lengthOf = (value: unknown): number => arrayLength(value) ?? 0;
 const firstArgument = (args: readonly unknown[]) => args[0];
 const sessionOfFirst = (args: readonly unknown[]) => field(args[0], 'id');
 

@@ -137,6 +137,20 @@ describe('spans › attributes', () => {
     expect(JSON.stringify(span.attributes)).not.toContain('attr-1');
   });
 
+  it('an aborted call: error.type aborted, not retryable, and not a failure to retry', async () => {
+    await store.create({ id: 'abort-1' });
+    telemetry.resetSpans();
+    const error = await store.load('abort-1', { signal: AbortSignal.abort() }).catch((e) => e);
+    expect((error as { code?: string }).code).toBe('aborted');
+    expect(only('load').attributes).toMatchObject({
+      [A.errorType]: 'aborted',
+      [A.retryable]: false,
+    });
+    expect(only('load').status).toEqual({ code: SpanStatusCode.ERROR, message: 'aborted' });
+    await store.load('abort-1');
+    expect(telemetry.spansOf('load')[1]!.attributes[A.retryOf]).toBeUndefined();
+  });
+
   it('reads: messages read, the window asked, counts returned', async () => {
     await store.create({ id: 'attr-2', folder: '/f', messages: [user('a'), user('b'), user('c')] });
     telemetry.resetSpans();
@@ -255,47 +269,61 @@ describe('spans › context', () => {
   });
 });
 
-describe('spans › not recording', () => {
-  it('a sampled-out span reads nothing of the arguments beyond what the store reads', async () => {
-    /** Commit input whose fields count how often they are read. */
-    const countingInput = () => {
-      const reads = { n: 0 };
-      const input = {};
-      for (const key of [
-        'append',
-        'replace',
-        'expectedRevision',
-        'expectedMessageCount',
-        'patch',
-      ]) {
-        Object.defineProperty(input, key, {
-          enumerable: key === 'append',
-          get: () => {
-            reads.n++;
-            return key === 'append' ? turn : undefined;
-          },
-        });
-      }
-      return { input, reads };
-    };
+describe('spans › the input is the store’s to read', () => {
+  /** Commit input whose fields are getters that count their reads. */
+  function gettersInput() {
+    const reads = { n: 0 };
+    const input = {};
+    for (const key of ['append', 'expectedRevision', 'operationId']) {
+      Object.defineProperty(input, key, {
+        enumerable: true,
+        get: () => {
+          reads.n++;
+          return key === 'append' ? turn : undefined;
+        },
+      });
+    }
+    return { input, reads };
+  }
+  /** Commit input behind a proxy that counts every trap the engine calls. */
+  function proxiedInput() {
+    const reads = { n: 0 };
+    const count = Object.fromEntries(
+      ['get', 'has', 'ownKeys', 'getOwnPropertyDescriptor', 'getPrototypeOf'].map((trap) => [
+        trap,
+        (...args: unknown[]) => {
+          reads.n++;
+          return (Reflect as unknown as Record<string, (...a: unknown[]) => unknown>)[trap]!(
+            ...args,
+          );
+        },
+      ]),
+    );
+    return { input: new Proxy({ append: turn }, count), reads };
+  }
+
+  it('no span, recording or not, reads an argument through a getter or a proxy', async () => {
     const plain = new MemoryStore();
     const dropped = instrumentStore(new MemoryStore(), {
       tracerProvider: new BasicTracerProvider({ sampler: new AlwaysOffSampler() }),
     });
-    const recorded = instrumentStore(new MemoryStore(), {
-      tracerProvider: telemetry.tracerProvider,
-    });
-    const counts: number[] = [];
-    for (const store of [plain, dropped, recorded]) {
-      await store.create({ id: 'lazy-1' });
-      const { input, reads } = countingInput();
-      await store.commit('lazy-1', input);
-      counts.push(reads.n);
+    const recorded = instrumentStore(new MemoryStore(), telemetry.providers);
+    for (const make of [gettersInput, proxiedInput]) {
+      const counts: number[] = [];
+      for (const store of [plain, dropped, recorded]) {
+        const { id } = await store.create({ id: `lazy-${counts.length}-${make.name}` });
+        const { input, reads } = make();
+        await store.commit(id, input);
+        expect((await store.load(id)).messages).toEqual(turn);
+        counts.push(reads.n);
+      }
+      expect(counts[0], make.name).toBeGreaterThan(0);
+      expect(counts, make.name).toEqual([counts[0], counts[0], counts[0]]);
     }
-    const [byStore, whenDropped, whenRecorded] = counts;
-    expect(whenDropped).toBe(byStore);
-    // The recording span did read the input: the comparison can tell.
-    expect(whenRecorded).toBeGreaterThan(byStore!);
+    // What sits behind a getter or a proxy is not measured.
+    const commits = telemetry.spansOf('commit');
+    expect(commits.map((s) => s.attributes[A.messagesWritten])).toEqual([0, 0]);
+    expect(commits.map((s) => s.attributes[A.requestBytes])).toEqual([undefined, undefined]);
   });
 
   it('with no SDK at all the wrapper records nothing and the call still works', async () => {
