@@ -169,13 +169,17 @@ class InstrumentedCalls {
 
   #run(call: Call, args: unknown[]): unknown {
     const span = this.#tracer.startSpan(call.spanName, SPAN_OPTIONS);
+    const fn = this.#store[call.method]!;
+    // No SDK at all: the span is the API's no-op one and no metric goes anywhere, so
+    // nothing needs the outcome, and the store's own promise is handed back as it is.
+    if (!this.#instruments.enabled && span.spanContext() === INVALID_SPAN_CONTEXT)
+      return fn.apply(this.#store, args);
     const retryOf = this.#retries.hasPending
       ? this.#retries.take(call.method, sessionOf(call, args))
       : undefined;
     const started = this.#instruments.enabled ? performance.now() : 0;
     let result: unknown;
     try {
-      const fn = this.#store[call.method]!;
       result = hasContext(span)
         ? context.with(trace.setSpan(context.active(), span), fn, this.#store, ...args)
         : fn.apply(this.#store, args);
@@ -287,8 +291,8 @@ interface Call {
 
 /**
  * True when `span` has a context worth making active for the store's own calls (driver
- * spans nest under it, a sampled-out decision reaches them). With no SDK every span is
- * the API's invalid one: the identity check skips a context allocation per call.
+ * spans nest under it, a sampled-out decision reaches them). With no tracer SDK every
+ * span is the API's invalid one: the identity check skips a context allocation per call.
  */
 function hasContext(span: Span): boolean {
   const spanContext = span.spanContext();

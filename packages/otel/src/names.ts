@@ -1,5 +1,6 @@
 // The vocabulary of what the instrumentation emits: span attribute names, metric names and
 // the store methods it wraps. The README's tables list the same names; a test compares them.
+import type { FullStore } from '@sessionkit/core';
 
 /**
  * The methods of sessionkit's store contracts (`Store` and every optional capability,
@@ -35,6 +36,13 @@ export const STORE_METHODS = [
 
 /** One method of the store contracts; the span of a call is named `sessionkit.<method>`. */
 export type StoreMethodName = (typeof STORE_METHODS)[number];
+
+// The build fails when core's contracts gain a method this list lacks (the wrapper would
+// drop it, and a guard would answer otherwise) or lose one it still names.
+type UnknownMethods = Exclude<keyof FullStore, StoreMethodName>;
+type StaleMethods = Exclude<StoreMethodName, keyof FullStore>;
+const contractsKnown: [UnknownMethods | StaleMethods] extends [never] ? true : never = true;
+void contractsKnown;
 
 /**
  * The span attributes the instrumentation sets. Every value is a method name, the store

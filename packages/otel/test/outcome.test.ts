@@ -14,8 +14,7 @@ describe('classifyFailure', () => {
   });
 
   it('aborted: the code of a signal that fired, from the store or as a driver AbortError', () => {
-    // A code this copy of core may not list yet: a newer adapter's errors keep their code.
-    const fromStore = new SessionKitError('aborted' as ErrorCode, 'load "a" aborted');
+    const fromStore = new SessionKitError('aborted', 'load "a" aborted');
     expect(classifyFailure(fromStore)).toEqual({
       type: 'aborted',
       retryable: false,
@@ -27,6 +26,15 @@ describe('classifyFailure', () => {
     expect(classifyFailure(Object.assign(new Error('x'), { name: 'AbortError' })).type).toBe(
       'aborted',
     );
+  });
+
+  it('a code this copy of core does not list yet keeps its code (a newer adapter’s error)', () => {
+    const newer = new SessionKitError('rate_limited' as ErrorCode, 'slow down', {});
+    expect(classifyFailure(newer)).toEqual({
+      type: 'rate_limited',
+      retryable: false,
+      exceptionType: 'SessionKitError',
+    });
   });
 
   it('other errors by a class name that is an identifier, else _OTHER', () => {
