@@ -118,7 +118,14 @@ async function runLocally(names) {
 }
 
 // Packages under packages/ that are not store adapters (core, the CLI, framework bindings).
-const NOT_ADAPTERS = new Set(['@sessionkit/core', '@sessionkit/cli', '@sessionkit/openai-agents']);
+const NOT_ADAPTERS = new Set([
+  '@sessionkit/core',
+  '@sessionkit/cli',
+  '@sessionkit/openai-agents',
+  '@sessionkit/otel',
+  '@sessionkit/langgraph',
+  '@sessionkit/ai-sdk',
+]);
 
 /** Problems with the matrix file: adapters left out, test files that do not exist. */
 function check() {

@@ -22,7 +22,7 @@ export type { Progress, ProgressOptions } from './helpers/progress.js';
 export * from './helpers/stash.js';
 export * from './ids.js';
 export { MAX_OPERATION_ID_LENGTH, MAX_REMEMBERED_OPERATIONS } from './input/commit-input.js';
-export { MAX_EVENTS_LIMIT } from './input/list-input.js';
+export { LIST_OPTION_KEYS, MAX_EVENTS_LIMIT } from './input/list-input.js';
 export { MAX_JSON_DEPTH } from './json-value.js';
 export { openStore, redactUrl } from './open-store.js';
 export {

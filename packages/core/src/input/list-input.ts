@@ -26,7 +26,8 @@ export interface NormalizedListOptions {
   startAfter?: { updatedAt: number; id: string };
 }
 
-const LIST_KEYS = [
+/** The option names `Store.list` accepts; any other key is `invalid_argument`. */
+export const LIST_OPTION_KEYS = [
   'folder',
   'status',
   'parentId',
@@ -49,7 +50,7 @@ export function normalizeListOptions(
   errors: ErrorFactory,
   opts: unknown = {},
 ): NormalizedListOptions {
-  const o = readInput(errors, opts, LIST_KEYS, 'list');
+  const o = readInput(errors, opts, LIST_OPTION_KEYS, 'list');
   const out: NormalizedListOptions = {
     includeArchived: false,
     oldestFirst: false,
