@@ -1,9 +1,11 @@
-// statements/commit.ts: the sk_commit / sk_append calls are built from one ordered table
-// of each function's parameters; these tests fail when the table and the function as
-// the migrations define it drift apart (name, order, type or count).
+// statements/commit.ts: the sk_commit call and the append statement are built from one
+// ordered table of parameters each; these tests fail when sk_commit's table and the
+// function as the migrations define it drift apart (name, order, type or count), or when
+// the append statement refers to a parameter out of its table.
 import { describe, expect, it } from 'vitest';
 import {
   APPEND_PARAMS,
+  appendStatementSql,
   COMMIT_PARAMS,
   callValues,
   type FunctionParam,
@@ -38,15 +40,43 @@ const tableOf = <A>(params: readonly FunctionParam<A>[]) =>
   params.map((p) => ({ name: p.name, type: p.type }));
 
 describe.runIf(available)('statements/commit › parameter tables match pg_proc', () => {
-  it('COMMIT_PARAMS is sk_commit’s signature and APPEND_PARAMS sk_append’s (names, order, types)', async () => {
+  it('COMMIT_PARAMS is sk_commit’s signature (names, order, types); sk_append is gone', async () => {
     const store = await freshStore();
     try {
       const commit = await signatureOf(store.schema, 'sk_commit');
       expect(commit.overloads).toBe(1);
       expect(tableOf(COMMIT_PARAMS)).toEqual(commit.params);
-      const append = await signatureOf(store.schema, 'sk_append');
-      expect(append.overloads).toBe(1);
-      expect(tableOf(APPEND_PARAMS)).toEqual(append.params);
+      expect((await signatureOf(store.schema, 'sk_append')).overloads).toBe(0);
+    } finally {
+      await destroyStore(store);
+    }
+  });
+
+  it('the append statement uses every parameter of APPEND_PARAMS, each as $n of its position and type', async () => {
+    const text = appendStatementSql('"x"');
+    APPEND_PARAMS.forEach((p, i) => {
+      expect(text, p.name).toContain(`$${i + 1}::${p.type}`);
+    });
+    const used = new Set([...text.matchAll(/\$(\d+)::/g)].map((m) => Number(m[1])));
+    expect([...used].sort((a, b) => a - b)).toEqual(APPEND_PARAMS.map((_, i) => i + 1));
+    // PostgreSQL agrees on the types: the statement prepares on a real schema.
+    const store = await freshStore();
+    try {
+      const c = await admin().connect();
+      try {
+        await c.query({
+          name: 'append_check',
+          text: appendStatementSql(`"${store.schema}"`),
+          values: callValues(APPEND_PARAMS, {
+            id: 'none',
+            now: new Date(),
+            bodies: [],
+            search: { seqs: [], nexts: [], texts: [] },
+          }),
+        });
+      } finally {
+        c.release();
+      }
     } finally {
       await destroyStore(store);
     }
@@ -71,9 +101,9 @@ describe('statements/commit › named calls', () => {
       expectedRevision: 3,
       now,
       bodies: ['{}'],
-      search: { seqs: [0], texts: ['\u0001x'] },
+      search: { seqs: [0], nexts: [1], texts: ['\u0001x'] },
       incTurns: 1,
     });
-    expect(values).toEqual(['s', 3, null, ['{}'], [0], ['\u0001x'], now, null, null, 1]);
+    expect(values).toEqual(['s', 3, null, ['{}'], [0], [1], ['\u0001x'], now, null, null, 1]);
   });
 });

@@ -9,6 +9,7 @@ import { eventStatements } from './events.js';
 import { lineageStatements } from './lineage.js';
 import { maintenanceStatements } from './maintenance.js';
 import { routerStatements } from './router.js';
+import { searchStatements } from './search.js';
 import { sessionStatements } from './sessions.js';
 
 /** The statements of one schema, by role. */
@@ -23,6 +24,7 @@ export interface Statements {
   readonly router: ReturnType<typeof routerStatements>;
   readonly events: ReturnType<typeof eventStatements>;
   readonly maintenance: ReturnType<typeof maintenanceStatements>;
+  readonly search: ReturnType<typeof searchStatements>;
 }
 
 /** The statements of `schema` (a checked schema name, see identifiers.ts). */
@@ -42,5 +44,6 @@ export function statementsFor(schema: string): Statements {
     router: routerStatements(s),
     events: eventStatements(s),
     maintenance: maintenanceStatements(s),
+    search: searchStatements(s),
   };
 }
