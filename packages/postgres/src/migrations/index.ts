@@ -6,6 +6,7 @@ import { migration003 } from './003-enforce-max-locks-only-victims.js';
 import { migration004 } from './004-lineage.js';
 import { migration005 } from './005-deferred-search-index.js';
 import { migration006 } from './006-search-blocks.js';
+import { migration007 } from './007-root-count.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration004,
   migration005,
   migration006,
+  migration007,
 ];
 
 /** The newest schema version this package knows. */
