@@ -13,15 +13,14 @@ import type { StoreContext } from './context.js';
 import { throwOutOfRange } from './counters.js';
 import { errors } from './errors.js';
 import { searchChunksIn } from './search-rows.js';
+import { appendValues, type RefusalRow } from './statements/append.js';
 import {
-  APPEND_PARAMS,
   type AppendRow,
   COMMIT_PARAMS,
   type CommitArgs,
   type CommitCode,
   type CommitRow,
   callValues,
-  type RefusalRow,
 } from './statements/commit.js';
 import { queryOn } from './transaction.js';
 
@@ -110,9 +109,10 @@ async function appendTurn(
   const inc = input.increment ?? {};
   const search = searchChunksIn(ctx.search.scope, messages);
   const bodies = messages.map((m) => JSON.stringify(m));
-  const q = ctx.statements.commit;
+  const q = ctx.statements.append;
+  const statement = q.append(bodies.length, search.seqs.length);
   for (;;) {
-    const values = callValues(APPEND_PARAMS, {
+    const values = appendValues({
       id,
       expectedRevision: input.expectedRevision,
       expectedMessageCount: input.expectedMessageCount,
@@ -123,7 +123,7 @@ async function appendTurn(
       incCost: inc.costUsd,
       incTurns: inc.turnCount,
     });
-    const r = await ctx.db.query(q.append, values, { doing: 'commit' });
+    const r = await ctx.db.query(statement, values, { doing: 'commit' });
     const row = r.rows[0];
     if (row) {
       // The search rows went to search_pending: have the indexer take them shortly.

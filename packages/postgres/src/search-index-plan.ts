@@ -1,13 +1,17 @@
 // What indexing pending search text writes (schema version 6): the text of consecutive
 // messages joined into chunks of about 64 KB (compressed by PostgreSQL), and for each block
-// of 1,024 messages the words it holds, once per block, in rows that a trigram index
+// of 4,096 messages the words it holds, once per block, in rows that a trigram index
 // covers. A turn adds only the words its block did not have yet, so indexing it costs what
 // is new in its text, not its length or the history before it. Pure: the indexer, the
 // migration and the rebuilds (search-scope.ts, repair.ts) all write what this plans.
 import { wordsOf, wordsRowText } from './search-words.js';
 
-/** Messages per block: the unit the words index names (a block's chunks are what search reads). */
-export const BLOCK_MESSAGES = 1024;
+/**
+ * Messages per block: the unit the words index names. Search reads the chunks of the
+ * blocks whose words match; a larger block adds fewer new words per turn (a block's
+ * vocabulary fills up) but makes a block whose words match without its text a longer read.
+ */
+export const BLOCK_MESSAGES = 4096;
 
 /** Characters (UTF-16 units) of text a chunk grows to; a longer single row stays one chunk. */
 export const CHUNK_CHARS = 64 * 1024;

@@ -5,38 +5,56 @@ import type { PoolClient } from 'pg';
 import { blockKey, type IndexPlan, type PendingText } from './search-index-plan.js';
 import { wordsOfRow } from './search-words.js';
 
-/** Inserts the plan's chunks and words rows. */
+/**
+ * Inserts the plan's chunks and words rows, one multi-row INSERT each with a parameter per
+ * value (plain text parameters: an array of megabytes of text would be parsed
+ * character by character first).
+ */
 export async function writeIndexPlan(
   client: PoolClient,
   s: string,
   plan: IndexPlan,
 ): Promise<void> {
-  const { chunks, words } = plan;
-  if (chunks.length > 0) {
-    await client.query(
-      `INSERT INTO ${s}.search_chunks (session_id, epoch, first_seq, end_seq, text)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[], $5::text[])`,
-      [
-        chunks.map((c) => c.sessionId),
-        chunks.map((c) => c.epoch),
-        chunks.map((c) => c.firstSeq),
-        chunks.map((c) => c.endSeq),
-        chunks.map((c) => c.text),
-      ],
+  const chunks = plan.chunks.map((c) => [c.sessionId, c.epoch, c.firstSeq, c.endSeq, c.text]);
+  const words = plan.words.map((w) => [w.sessionId, w.epoch, w.block, w.words]);
+  for (let i = 0; i < chunks.length; i += ROWS_PER_INSERT) {
+    await insertRows(
+      client,
+      `${s}.search_chunks (session_id, epoch, first_seq, end_seq, text)`,
+      ['text', 'bigint', 'integer', 'integer', 'text'],
+      chunks.slice(i, i + ROWS_PER_INSERT),
     );
   }
-  if (words.length > 0) {
-    await client.query(
-      `INSERT INTO ${s}.search_words (session_id, epoch, block, words)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::text[])`,
-      [
-        words.map((w) => w.sessionId),
-        words.map((w) => w.epoch),
-        words.map((w) => w.block),
-        words.map((w) => w.words),
-      ],
+  for (let i = 0; i < words.length; i += ROWS_PER_INSERT) {
+    await insertRows(
+      client,
+      `${s}.search_words (session_id, epoch, block, words)`,
+      ['text', 'bigint', 'integer', 'text'],
+      words.slice(i, i + ROWS_PER_INSERT),
     );
   }
+}
+
+// Rows per INSERT statement (PostgreSQL takes at most 65,535 parameters).
+const ROWS_PER_INSERT = 500;
+
+/** `INSERT INTO target VALUES (…), (…)` of `rows`, each value a parameter cast to its type. */
+async function insertRows(
+  client: PoolClient,
+  target: string,
+  types: readonly string[],
+  rows: readonly unknown[][],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values: unknown[] = [];
+  const tuples = rows.map((row) => {
+    const refs = row.map((v, i) => {
+      values.push(v);
+      return `$${values.length}::${types[i]}`;
+    });
+    return `(${refs.join(', ')})`;
+  });
+  await client.query(`INSERT INTO ${target} VALUES ${tuples.join(', ')}`, values);
 }
 
 /** The words stored for each block of `keys` (`blockKey`s), one set per key asked (empty: none yet). */

@@ -1,11 +1,10 @@
-// statements/commit.ts: the sk_commit call and the append statement are built from one
-// ordered table of parameters each; these tests fail when sk_commit's table and the
+// statements/commit.ts and append.ts: the sk_commit call and the append statement are
+// built from ordered tables of parameters; these tests fail when sk_commit's table and the
 // function as the migrations define it drift apart (name, order, type or count), or when
-// the append statement refers to a parameter out of its table.
+// the append statement and its values disagree on a parameter.
 import { describe, expect, it } from 'vitest';
+import { APPEND_PARAMS, appendStatementSql, appendValues } from '../src/statements/append.js';
 import {
-  APPEND_PARAMS,
-  appendStatementSql,
   COMMIT_PARAMS,
   callValues,
   type FunctionParam,
@@ -52,32 +51,37 @@ describe.runIf(available)('statements/commit › parameter tables match pg_proc'
     }
   });
 
-  it('the append statement uses every parameter of APPEND_PARAMS, each as $n of its position and type', async () => {
-    const text = appendStatementSql('"x"');
-    APPEND_PARAMS.forEach((p, i) => {
-      expect(text, p.name).toContain(`$${i + 1}::${p.type}`);
-    });
-    const used = new Set([...text.matchAll(/\$(\d+)::/g)].map((m) => Number(m[1])));
-    expect([...used].sort((a, b) => a - b)).toEqual(APPEND_PARAMS.map((_, i) => i + 1));
-    // PostgreSQL agrees on the types: the statement prepares on a real schema.
+  it('the append statement of every shape uses each of its values once, as PostgreSQL types them', async () => {
     const store = await freshStore();
+    const c = await admin().connect();
     try {
-      const c = await admin().connect();
-      try {
-        await c.query({
-          name: 'append_check',
-          text: appendStatementSql(`"${store.schema}"`),
-          values: callValues(APPEND_PARAMS, {
-            id: 'none',
-            now: new Date(),
-            bodies: [],
-            search: { seqs: [], nexts: [], texts: [] },
-          }),
+      for (const [bodies, rows] of [
+        [0, 0],
+        [2, 1],
+        [3, 2],
+        [12, 5],
+      ] as const) {
+        const text = appendStatementSql(`"${store.schema}"`, bodies, rows);
+        const values = appendValues({
+          id: 'none',
+          now: new Date(),
+          bodies: Array.from({ length: bodies }, () => '{}'),
+          search: {
+            seqs: Array.from({ length: rows }, (_, i) => i),
+            nexts: Array.from({ length: rows }, (_, i) => i + 1),
+            texts: Array.from({ length: rows }, () => 'Ax'),
+          },
         });
-      } finally {
-        c.release();
+        const used = new Set([...text.matchAll(/\$(\d+)::/g)].map((m) => Number(m[1])));
+        expect([...used].sort((x, y) => x - y)).toEqual(values.map((_, i) => i + 1));
+        APPEND_PARAMS.forEach((p, i) => {
+          expect(text, p.name).toContain(`$${i + 1}::${p.type}`);
+        });
+        // Prepares and runs (no such session: no row) on a real schema.
+        expect((await c.query(text, values)).rows).toEqual([]);
       }
     } finally {
+      c.release();
       await destroyStore(store);
     }
   });
@@ -96,7 +100,7 @@ describe('statements/commit › named calls', () => {
 
   it('gives one value per parameter, in the table’s order', () => {
     const now = new Date(1);
-    const values = callValues(APPEND_PARAMS, {
+    const values = appendValues({
       id: 's',
       expectedRevision: 3,
       now,
@@ -104,6 +108,9 @@ describe('statements/commit › named calls', () => {
       search: { seqs: [0], nexts: [1], texts: ['\u0001x'] },
       incTurns: 1,
     });
-    expect(values).toEqual(['s', 3, null, ['{}'], [0], [1], ['\u0001x'], now, null, null, 1]);
+    expect(values).toEqual(['s', 3, null, now, null, null, 1, '{}', 0, 1, '\u0001x']);
+    expect(
+      callValues(COMMIT_PARAMS.slice(0, 2), { id: 's', expectedRevision: 3 } as never),
+    ).toEqual(['s', 3]);
   });
 });

@@ -1,11 +1,9 @@
-// The turn writes: the patch-free turn as one plain statement (`append`, built here: the
-// revision check, the message rows and the pending search row in one CTE, the shape of a
-// hand-written turn), and commits with a patch or a replace through the server-side
-// function `sk_commit` (its SQL: migrations/006-search-blocks.ts). Both are built from one
-// ordered table of parameters — name, SQL type, the value the store passes, what it
-// means —: the function is called in named notation (`p_id => $1::text`) and the statement
-// refers to its parameters by name, so neither can drift from its values silently;
-// test/commit-statements.test.ts compares `COMMIT_PARAMS` with the signature in `pg_proc`.
+// The call of `sk_commit`, the server-side function of commits with a patch or a replace
+// and of save (its SQL: migrations/006-search-blocks.ts; the patch-free turn is a plain
+// statement, append.ts). The call is built from one ordered table of the function's
+// parameters — name, SQL type, the value the store passes, what it means — in named
+// notation (`p_id => $1::text`), so the call, its values and the function cannot drift
+// apart silently: test/commit-statements.test.ts compares the table with `pg_proc`.
 import type { CommitInput } from '@sessionkit/core';
 import type { StoredCounters } from '../counters.js';
 import type { SearchChunks } from '../search-rows.js';
@@ -50,19 +48,6 @@ export interface CommitArgs {
   wantHeader: boolean;
 }
 
-/** What the `append` statement is asked to do (the patch-free turn). */
-export interface AppendArgs {
-  id: string;
-  expectedRevision?: number | undefined;
-  expectedMessageCount?: number | undefined;
-  now: Date;
-  bodies: string[];
-  search: SearchChunks;
-  incTokens?: number | undefined;
-  incCost?: number | undefined;
-  incTurns?: number | undefined;
-}
-
 /**
  * One IN parameter of a server-side function: its name and SQL type exactly as
  * `pg_proc` / `format_type` spell them, and the value the store passes for it.
@@ -73,7 +58,7 @@ export interface FunctionParam<A> {
   value(args: A): unknown;
 }
 
-/** The result codes of sk_commit and of the `append` statement. */
+/** The result codes of sk_commit and of the append statement (append.ts). */
 export type CommitCode =
   | 'ok'
   | 'not_found'
@@ -81,7 +66,7 @@ export type CommitCode =
   | 'conflict_count'
   | 'out_of_range';
 
-/** The row of the `append` statement (sk_commit's first columns). */
+/** The row of the append statement (sk_commit's first columns). */
 export interface AppendRow extends StoredCounters {
   code: CommitCode;
   revision: string | null;
@@ -148,68 +133,6 @@ export const COMMIT_PARAMS: readonly FunctionParam<CommitArgs>[] = [
   { name: 'p_rewrite', type: 'boolean', value: (a) => a.rewrite },
 ];
 
-/** The parameters of the `append` statement, in `$n` order. */
-export const APPEND_PARAMS: readonly FunctionParam<AppendArgs>[] = [
-  { name: 'p_id', type: 'text', value: (a) => a.id },
-  { name: 'p_expected_rev', type: 'bigint', value: (a) => a.expectedRevision ?? null },
-  { name: 'p_expected_count', type: 'integer', value: (a) => a.expectedMessageCount ?? null },
-  { name: 'p_bodies', type: 'text[]', value: (a) => a.bodies },
-  { name: 'p_search_seq', type: 'integer[]', value: (a) => a.search.seqs },
-  { name: 'p_search_next', type: 'integer[]', value: (a) => a.search.nexts },
-  { name: 'p_search', type: 'text[]', value: (a) => a.search.texts },
-  { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
-  { name: 'p_inc_tokens', type: 'bigint', value: (a) => a.incTokens ?? null },
-  { name: 'p_inc_cost', type: 'double precision', value: (a) => a.incCost ?? null },
-  { name: 'p_inc_turns', type: 'bigint', value: (a) => a.incTurns ?? null },
-];
-
-/** `name` of `params` as `$n::type` (throws for an unknown name: a typo fails at build time). */
-function paramRef<A>(params: readonly FunctionParam<A>[], name: string): string {
-  const i = params.findIndex((p) => p.name === name);
-  if (i < 0) throw new Error(`no parameter ${name}`);
-  return `$${i + 1}::${params[i]!.type}`;
-}
-
-/**
- * The patch-free turn of schema `s` as one statement: the UPDATE of the session row
- * guarded by the expectations and by the counters' ranges (the checks of sk_commit), then
- * INSERTs of the message rows and of the pending search rows, tagged with the session's
- * search epoch. No row when the UPDATE matched nothing (the caller reads why with
- * `appendRefusal`). Room for more parts of the same write (an operation id) as further CTEs.
- */
-export function appendStatementSql(s: string): string {
-  const p = (name: string) => paramRef(APPEND_PARAMS, name);
-  const n = `cardinality(${p('p_bodies')})`;
-  return `WITH s AS (
-  UPDATE ${s}.sessions AS s SET
-    token_count = s.token_count + coalesce(${p('p_inc_tokens')}, 0),
-    cost_usd = CASE WHEN coalesce(${p('p_inc_cost')}, 0) = 0 THEN s.cost_usd
-      ELSE s.cost_usd + ${p('p_inc_cost')} END,
-    turn_count = s.turn_count + coalesce(${p('p_inc_turns')}, 0),
-    message_count = s.message_count + ${n},
-    revision = s.revision + 1,
-    updated_at = greatest(${p('p_now')}, s.updated_at + interval '1 millisecond')
-  WHERE s.id = ${p('p_id')}
-    AND (${p('p_expected_rev')} IS NULL OR s.revision = ${p('p_expected_rev')})
-    AND (${p('p_expected_count')} IS NULL OR s.message_count = ${p('p_expected_count')})
-    AND (${p('p_inc_tokens')} IS NULL OR ${s}.sk_count_ok(s.token_count + ${p('p_inc_tokens')}))
-    AND (${p('p_inc_turns')} IS NULL OR ${s}.sk_count_ok(s.turn_count + ${p('p_inc_turns')}))
-    AND ${s}.sk_cost_ok(s.cost_usd, ${p('p_inc_cost')})
-  RETURNING s.revision, s.message_count, s.updated_at, s.search_epoch
-), m AS (
-  INSERT INTO ${s}.messages (session_id, seq, body)
-  SELECT ${p('p_id')}, s.message_count - ${n} + u.o::integer - 1, u.b
-  FROM s, unnest(${p('p_bodies')}) WITH ORDINALITY AS u(b, o)
-), p AS (
-  INSERT INTO ${s}.search_pending (session_id, seq, next_seq, epoch, text)
-  SELECT ${p('p_id')}, s.message_count - ${n} + u.o, s.message_count - ${n} + u.e, s.search_epoch, u.t
-  FROM s, unnest(${p('p_search_seq')}, ${p('p_search_next')}, ${p('p_search')}) AS u(o, e, t)
-)
-SELECT 'ok' AS code, s.revision, s.message_count, s.updated_at,
-  NULL::bigint AS token_count, NULL::double precision AS cost_usd, NULL::bigint AS turn_count
-FROM s`;
-}
-
 /** A call of `s.fn` in named notation, one `$n` per parameter of `params`, in order. */
 export function namedCall<A>(s: string, fn: string, params: readonly FunctionParam<A>[]): string {
   const args = params.map((p, i) => `${p.name} => $${i + 1}::${p.type}`).join(', ');
@@ -221,23 +144,7 @@ export function callValues<A>(params: readonly FunctionParam<A>[], args: A): unk
   return params.map((p) => p.value(args));
 }
 
-/** What an `append` that wrote nothing finds: the session's revision, count and counters. */
-export interface RefusalRow extends StoredCounters {
-  revision: string;
-  message_count: number;
-}
-
-/** The turn-write statements of schema `s`; `names` are the prepared-statement names. */
-export function commitStatements(
-  s: string,
-  names: { commit: string; append: string },
-): { commit: Sql<CommitRow>; append: Sql<AppendRow>; appendRefusal: Sql<RefusalRow> } {
-  return {
-    commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), names.commit),
-    append: sql<AppendRow>(appendStatementSql(s), names.append),
-    /** $1 id: what the `append` that wrote nothing met (no row: the session does not exist). */
-    appendRefusal: sql<RefusalRow>(
-      `SELECT revision, message_count, token_count, cost_usd, turn_count FROM ${s}.sessions WHERE id = $1`,
-    ),
-  };
+/** The sk_commit statement of schema `s`; `name` is its prepared-statement name. */
+export function commitStatements(s: string, name: string): { commit: Sql<CommitRow> } {
+  return { commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), name) };
 }

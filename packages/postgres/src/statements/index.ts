@@ -4,6 +4,7 @@
 // built per call from their options.
 import { createHash } from 'node:crypto';
 import { quoteIdent } from '../identifiers.js';
+import { appendStatements } from './append.js';
 import { commitStatements } from './commit.js';
 import { eventStatements } from './events.js';
 import { lineageStatements } from './lineage.js';
@@ -20,6 +21,7 @@ export interface Statements {
   readonly windowName: string;
   readonly sessions: ReturnType<typeof sessionStatements>;
   readonly commit: ReturnType<typeof commitStatements>;
+  readonly append: ReturnType<typeof appendStatements>;
   readonly lineage: ReturnType<typeof lineageStatements>;
   readonly router: ReturnType<typeof routerStatements>;
   readonly events: ReturnType<typeof eventStatements>;
@@ -39,7 +41,8 @@ export function statementsFor(schema: string): Statements {
       load: `sk_load_${tag}`,
       loadMessages: `sk_load_messages_${tag}`,
     }),
-    commit: commitStatements(s, { commit: `sk_commit_${tag}`, append: `sk_append_${tag}` }),
+    commit: commitStatements(s, `sk_commit_${tag}`),
+    append: appendStatements(s, tag),
     lineage: lineageStatements(s),
     router: routerStatements(s),
     events: eventStatements(s),

@@ -1,5 +1,6 @@
 // The statement of `list`: filters, keyset cursor, search and paging. Rows: `HeaderRow`.
 import type { NormalizedListOptions } from '@sessionkit/core/adapter';
+import { BLOCK_MESSAGES } from '../search-index-plan.js';
 import { headerColumns, type Statement } from '../sql.js';
 
 /** `value` as a LIKE pattern matching it literally anywhere: `\`, `%` and `_` escaped. */
@@ -11,7 +12,8 @@ export function containsPattern(value: string): string {
  * How a search finds its sessions. `walk`: in list order, checking each session's text
  * until the page is full (cheap when many match). `words`: only the sessions with a words
  * row matching `wordsPattern` (search-words.ts) or with pending rows, then the same check
- * in list order (cheap when few match).
+ * in list order, reading only the chunks of the blocks whose words match (cheap when few
+ * match).
  */
 export type SearchPlan = { kind: 'walk' } | { kind: 'words'; wordsPattern: string };
 
@@ -63,18 +65,28 @@ export function buildListQuery(
   // which each message's text follows core's separator ("A", which no lower-cased query
   // contains): a text matches only within one message (see search-rows.ts).
   const q = param(containsPattern(opts.query));
-  const candidates =
-    plan.kind === 'words'
-      ? [
-          `s.id IN (SELECT w.session_id FROM ${s}.search_words AS w WHERE w.words LIKE ${param(plan.wordsPattern)}
+  const current = `k.session_id = s.id AND k.epoch = s.search_epoch AND k.text LIKE ${q}`;
+  let candidates: string[] = [];
+  // Walk: every current chunk of each session in list order.
+  let chunkMatch = `EXISTS (SELECT 1 FROM ${s}.search_chunks AS k WHERE ${current})`;
+  if (plan.kind === 'words') {
+    // Words: the sessions with a matching words row (any epoch: a superset) or pending
+    // rows, and of their chunks only those of the blocks whose current words match.
+    const words = param(plan.wordsPattern);
+    candidates = [
+      `s.id IN (SELECT w.session_id FROM ${s}.search_words AS w WHERE w.words LIKE ${words}
   UNION SELECT p.session_id FROM ${s}.search_pending AS p)`,
-        ]
-      : [];
+    ];
+    chunkMatch = `EXISTS (SELECT 1 FROM ${s}.search_words AS w JOIN ${s}.search_chunks AS k
+      ON k.session_id = w.session_id AND k.epoch = w.epoch
+      AND k.first_seq >= w.block * ${BLOCK_MESSAGES} AND k.first_seq < (w.block + 1) * ${BLOCK_MESSAGES}
+    WHERE w.session_id = s.id AND w.epoch = s.search_epoch AND w.block >= 0
+      AND w.words LIKE ${words} AND ${current})`;
+  }
   const text = `SELECT ${headerColumns('s', s)}
 FROM (SELECT s.* ${filtered(candidates)} ${order} OFFSET 0) AS s
 WHERE s.title_search LIKE ${q}
-  OR EXISTS (SELECT 1 FROM ${s}.search_chunks AS k
-    WHERE k.session_id = s.id AND k.epoch = s.search_epoch AND k.text LIKE ${q})
+  OR ${chunkMatch}
   OR EXISTS (SELECT 1 FROM ${s}.search_pending AS p
     WHERE p.session_id = s.id AND p.seq >= 0 AND p.epoch = s.search_epoch AND p.text LIKE ${q})
 ${order}
