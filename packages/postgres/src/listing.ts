@@ -1,6 +1,6 @@
 // Listing and search: one statement over `sessions` and the search tables
 // (statements/listing.ts), never message bodies. A search first counts, through the
-// trigram index, the words rows its best word pattern matches, to choose how the
+// trigram index, the words rows its two best word patterns match, to choose how the
 // statement finds its sessions; the statement itself is exact either way.
 import type { SessionSummary } from '@sessionkit/core';
 import type { NormalizedListOptions } from '@sessionkit/core/adapter';
@@ -37,15 +37,22 @@ export async function listSessions(
   return r.rows.map(summaryOf);
 }
 
-/** `words` from the query's best word pattern when few words rows match it, else `walk`. */
+/**
+ * `words` from whichever of the query's two best word patterns fewer words rows match,
+ * when few do; else `walk`.
+ */
 async function searchPlanOf(ctx: StoreContext, query: string): Promise<SearchPlan> {
-  const best = queryRuns(query)[0];
-  if (best === undefined) return { kind: 'walk' };
-  const r = await ctx.db.query(
-    ctx.statements.search.wordsMatchCount,
-    [best.pattern, WORDS_CANDIDATES + 1],
-    { doing: 'list' },
-  );
-  const n = r.rows[0]?.n ?? 0;
-  return n > WORDS_CANDIDATES ? { kind: 'walk' } : { kind: 'words', wordsPattern: best.pattern };
+  let best: { pattern: string; n: number } | undefined;
+  for (const run of queryRuns(query).slice(0, 2)) {
+    const r = await ctx.db.query(
+      ctx.statements.search.wordsMatchCount,
+      [run.pattern, WORDS_CANDIDATES + 1],
+      { doing: 'list' },
+    );
+    const n = r.rows[0]?.n ?? 0;
+    if (best === undefined || n < best.n) best = { pattern: run.pattern, n };
+  }
+  return best === undefined || best.n > WORDS_CANDIDATES
+    ? { kind: 'walk' }
+    : { kind: 'words', wordsPattern: best.pattern };
 }
