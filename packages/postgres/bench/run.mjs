@@ -7,6 +7,7 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openPostgresStore } from '../dist/index.js';
+import { scaleBench } from './scale-bench.mjs';
 import { searchBench, storageBench } from './search-bench.mjs';
 import { prng, prose } from './text.mjs';
 
@@ -39,9 +40,42 @@ const fmt = (x) => x.toFixed(0).padStart(7);
 const admin = new pg.Pool({ connectionString: url, max: 2 });
 admin.on('error', () => {});
 
+// Server CPU of a contender: the CPU time of the backends its pool opened (by
+// application_name), read from /proc/<pid>/schedstat (nanoseconds; the server runs here).
+const app = (name) => `skbench_${name}_${process.pid}`;
+async function backendPids(name) {
+  const r = await admin.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+    app(name),
+  ]);
+  return r.rows.map((x) => x.pid);
+}
+function cpuNanos(pids) {
+  const out = new Map();
+  for (const pid of pids) {
+    try {
+      out.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // A backend that ended: its time is lost to both sides alike.
+    }
+  }
+  return out;
+}
+/** CPU nanoseconds the contender's backends spent since `before` (new backends from 0). */
+async function cpuSince(name, before) {
+  let total = 0;
+  for (const [pid, ns] of cpuNanos(await backendPids(name))) total += ns - (before.get(pid) ?? 0);
+  return total;
+}
+
 // The adapter: an owned pool of 10 (pg's default); the same with search scope "titles".
-const store = await openPostgresStore(url, { schema });
-const titlesStore = await openPostgresStore(url, { schema: titlesSchema, search: 'titles' });
+const store = await openPostgresStore(
+  { connectionString: url, application_name: app('adapter') },
+  { schema },
+);
+const titlesStore = await openPostgresStore(
+  { connectionString: url, application_name: app('titles') },
+  { schema: titlesSchema, search: 'titles' },
+);
 /**
  * Windowed reads (issue 9): `{last: 50}` of a 10,000-message session beside a whole
  * `loadMessages` of it and beside `{last: 50}` of a 100-message session (messages of
@@ -70,7 +104,7 @@ async function windowBench() {
 }
 
 // The raw ceiling: the same tables, a pool of its own, one statement per turn.
-const raw = new pg.Pool({ connectionString: url, max: 10 });
+const raw = new pg.Pool({ connectionString: url, max: 10, application_name: app('raw') });
 raw.on('error', () => {});
 if (process.env.BENCH_ONLY === 'windows') {
   await windowBench();
@@ -97,9 +131,10 @@ RETURNING 1`,
 
 /**
  * Runs `writers` loops for SECONDS after a short warm-up, then `finish` (the adapter's
- * search indexing left over from the window belongs to it); returns turns per second.
+ * search indexing left over from the window belongs to it); returns turns per second and
+ * the server CPU per turn (µs) of the contender's backends.
  */
-async function measure(writers, step, seconds = SECONDS, finish = async () => {}) {
+async function measure(writers, step, seconds = SECONDS, finish = async () => {}, who = 'raw') {
   const state = Array.from({ length: writers }, (_, w) => ({ w }));
   const until = (deadline) =>
     Promise.all(
@@ -115,11 +150,13 @@ async function measure(writers, step, seconds = SECONDS, finish = async () => {}
   await until(performance.now() + 500); // warm-up: prepared statements, caches
   await finish();
   gc();
+  const cpu0 = cpuNanos(await backendPids(who));
   const t0 = performance.now();
   const counts = await until(t0 + seconds * 1000);
   await finish();
   const elapsed = (performance.now() - t0) / 1000;
-  return counts.reduce((a, b) => a + b, 0) / elapsed;
+  const turns = counts.reduce((a, b) => a + b, 0);
+  return { rate: turns / elapsed, cpuUs: (await cpuSince(who, cpu0)) / 1e3 / turns };
 }
 
 /**
@@ -149,17 +186,12 @@ async function setupConfig(historyLength, writers) {
   await titlesStore.create({ id: `tpl-${tag}`, messages: base });
   const ids = [];
   for (let w = 0; w < writers; w++) {
-    const id = { a: `a-${tag}-${w}`, r: `r-${tag}-${w}`, n: `n-${tag}-${w}`, t: `t-${tag}-${w}` };
-    for (const copy of [id.a, id.r, id.n]) await copySession(schema, `tpl-${tag}`, copy);
+    const id = { a: `a-${tag}-${w}`, r: `r-${tag}-${w}`, t: `t-${tag}-${w}` };
+    for (const copy of [id.a, id.r]) await copySession(schema, `tpl-${tag}`, copy);
     await copySession(titlesSchema, `tpl-${tag}`, id.t);
     ids.push(id);
   }
-  const revs = {
-    a: ids.map(() => 1),
-    r: ids.map(() => 1),
-    n: ids.map(() => 1),
-    t: ids.map(() => 1),
-  };
+  const revs = { a: ids.map(() => 1), r: ids.map(() => 1), t: ids.map(() => 1) };
   const steps = {
     adapter: async (s) => {
       const res = await store.commit(ids[s.w].a, {
@@ -177,19 +209,6 @@ async function setupConfig(historyLength, writers) {
       if (r.rowCount !== 2) throw new Error('raw turn lost its revision race');
       revs.r[s.w]++;
     },
-    // The same turn with its text under a key core's messageText does not read: the
-    // adapter then writes no search row, which isolates what search indexing costs.
-    noText: async (s) => {
-      const [u, a] = turn(historyLength + revs.n[s.w]);
-      const res = await store.commit(ids[s.w].n, {
-        expectedRevision: revs.n[s.w],
-        append: [
-          { role: u.role, body: u.content },
-          { role: a.role, body: a.content },
-        ],
-      });
-      revs.n[s.w] = res.revision;
-    },
     // Search scope "titles": the turn writes no search text at all.
     titles: async (s) => {
       const res = await titlesStore.commit(ids[s.w].t, {
@@ -203,7 +222,7 @@ async function setupConfig(historyLength, writers) {
     historyLength,
     writers,
     steps,
-    samples: { adapter: [], raw: [], noText: [], titles: [] },
+    samples: { adapter: [], raw: [], titles: [] },
   };
 }
 
@@ -224,58 +243,59 @@ console.log(
 console.log(
   'adapter = search scope "messages" (the default), its background indexing included in its time\n',
 );
+const HISTORIES = [10, 1_000, 5_000];
 const configs = [];
-for (const h of [10, 10_000]) for (const w of [1, 8]) configs.push(await setupConfig(h, w));
+for (const h of HISTORIES) configs.push(await setupConfig(h, 1));
 await admin.query(`VACUUM ANALYZE "${schema}".sessions`);
-// Pending search rows moved into the index, so no step inherits another's indexing.
+// Pending search rows indexed, so no step inherits another's indexing.
 const drainSearch = () => store.indexPendingSearch();
-// A throw-away pass first: plan caches, PL/pgSQL compilation.
+// A throw-away pass first: plan caches, prepared statements.
 for (const c of configs)
-  for (const step of Object.values(c.steps)) await measure(c.writers, step, 0.5, drainSearch);
+  for (const [name, step] of Object.entries(c.steps))
+    await measure(c.writers, step, 0.5, drainSearch, name);
 for (let round = 0; round < ROUNDS; round++) {
   for (const c of configs) {
     for (const [name, step] of Object.entries(c.steps)) {
       await admin.query('CHECKPOINT');
       const finish = name === 'adapter' ? drainSearch : undefined;
-      c.samples[name].push(await measure(c.writers, step, SECONDS, finish));
+      c.samples[name].push(await measure(c.writers, step, SECONDS, finish, name));
     }
   }
 }
+const rates = (xs) => xs.map((x) => x.rate);
+const cpus_ = (xs) => xs.map((x) => x.cpuUs);
 console.log(
-  'turn commits/s        adapter      raw   adapter/raw   titles only (/raw)   no search text (/raw)',
+  'turn commits/s, 1 writer   adapter      raw   adapter/raw   CPU/turn adapter, raw, /raw   titles (/raw)',
 );
 const results = {};
 for (const c of configs) {
-  const r = {
-    adapter: median(c.samples.adapter),
-    ceiling: median(c.samples.raw),
-    noText: median(c.samples.noText),
-    overRaw: ratioOf(c.samples.adapter, c.samples.raw),
-    noTextOverRaw: ratioOf(c.samples.noText, c.samples.raw),
-    titles: median(c.samples.titles),
-    titlesOverRaw: ratioOf(c.samples.titles, c.samples.raw),
-    samples: c.samples.adapter,
+  const a = c.samples.adapter;
+  const r = c.samples.raw;
+  const t = c.samples.titles;
+  const row = {
+    adapter: median(rates(a)),
+    raw: median(rates(r)),
+    overRaw: ratioOf(rates(a), rates(r)),
+    cpuAdapter: median(cpus_(a)),
+    cpuRaw: median(cpus_(r)),
+    cpuOverRaw: ratioOf(cpus_(a), cpus_(r)),
+    titles: median(rates(t)),
+    titlesOverRaw: ratioOf(rates(t), rates(r)),
+    samples: rates(a),
   };
-  results[`${c.historyLength}/${c.writers}`] = r;
-  const w = c.writers;
+  results[c.historyLength] = row;
   const pct = (x) => `${(x * 100).toFixed(0)} %`;
   console.log(
-    `history ${String(c.historyLength).padStart(6)}, ${w} writer${w > 1 ? 's' : ' '}  ${fmt(r.adapter)}  ${fmt(r.ceiling)}   ${pct(r.overRaw).padStart(6)}       ${fmt(r.titles)} (${pct(r.titlesOverRaw)})       ${fmt(r.noText)} (${pct(r.noTextOverRaw)})`,
+    `history ${String(c.historyLength).padStart(5)}           ${fmt(row.adapter)}  ${fmt(row.raw)}   ${pct(row.overRaw).padStart(6)}      ${row.cpuAdapter.toFixed(0).padStart(4)} µs, ${row.cpuRaw.toFixed(0).padStart(4)} µs, ${row.cpuOverRaw.toFixed(2)}x   ${fmt(row.titles)} (${pct(row.titlesOverRaw)})`,
   );
 }
-for (const w of [1, 8]) {
-  const ratio = ratioOf(results[`10000/${w}`].samples, results[`10/${w}`].samples);
+const flat = ratioOf(results[5_000].samples, results[10].samples);
+console.log(`commit(5,000)/commit(10): ${flat.toFixed(2)} (target: flat, >= 0.9)`);
+for (const h of HISTORIES) {
+  const r = results[h];
   console.log(
-    `commit(10,000)/commit(10), ${w} writer${w > 1 ? 's' : ''}: ${ratio.toFixed(2)} (target ≥ 0.8)`,
+    `history ${h.toLocaleString('en-US')}: adapter/raw ${(r.overRaw * 100).toFixed(0)} % (target >= 70 %), server CPU per turn ${r.cpuOverRaw.toFixed(2)}x raw (target <= 1.5x)`,
   );
-}
-for (const w of [1, 8]) {
-  for (const h of [10, 10_000]) {
-    const ratio = results[`${h}/${w}`].overRaw;
-    console.log(
-      `adapter/raw at history ${h.toLocaleString('en-US')}, ${w} writer${w > 1 ? 's' : ''}: ${(ratio * 100).toFixed(0)} % (target ≥ 70 %)`,
-    );
-  }
 }
 
 await storageBench({
@@ -292,12 +312,13 @@ await admin.query(
           timestamptz '2024-01-01' + g * interval '1 second'
    FROM generate_series(1, 10000) AS g`,
 );
+// The titles as the indexer writes them: title_search and a words row (block -1) each.
+await admin.query(`UPDATE "${listSchema}".sessions SET title_search = lower(title)`);
 await admin.query(
-  `INSERT INTO "${listSchema}".search_rows (session_id, seq, text)
-   SELECT id, -1, lower(title) FROM "${listSchema}".sessions`,
+  `INSERT INTO "${listSchema}".search_words (session_id, epoch, block, words)
+   SELECT id, search_epoch, -1, ' ' || lower(title) || ' ' FROM "${listSchema}".sessions`,
 );
-await admin.query(`ANALYZE "${listSchema}".sessions`);
-await admin.query(`ANALYZE "${listSchema}".search_rows`);
+await admin.query(`ANALYZE "${listSchema}".sessions, "${listSchema}".search_words`);
 async function timeIt(n, fn) {
   for (let i = 0; i < 5; i++) await fn();
   const times = [];
@@ -327,6 +348,11 @@ if (process.env.BENCH_SEARCH !== '0') await searchBench({ admin, listStore, list
 await listStore.close();
 
 await windowBench();
+
+// Store sizes: list and enforceMax at 10,000 and 1,000,000 sessions (BENCH_SCALE=0 skips it).
+if (process.env.BENCH_SCALE !== '0') {
+  await scaleBench({ admin, open: (name) => openPostgresStore(url, { schema: name }) });
+}
 
 // Loading a 20 MB transcript.
 const chunk = 'x'.repeat(9_000);

@@ -20,8 +20,8 @@ import { queryOn } from './transaction.js';
 /**
  * Branch (`atTurn` given: the first `atTurn` messages) or clone (`atTurn` undefined: all
  * of them) of `sourceId`, in one transaction: the source is read under a share lock, the
- * message rows are copied inside PostgreSQL, the search rows computed from the copied
- * messages (a chunk of the source may straddle the branch point). Throws `not_found`,
+ * message rows are copied inside PostgreSQL, the pending search rows computed from the
+ * copied messages (a chunk of the source may straddle the branch point). Throws `not_found`,
  * `invalid_argument` (atTurn past the source's messages), `unavailable`.
  */
 export function copySession(
@@ -47,6 +47,7 @@ export function copySession(
         ? branchHeader(headerOf(source), newSessionId(), atTurn, now)
         : cloneHeader(headerOf(source), newSessionId(), now);
     const id = header.id;
+    const title = titleSearchText(ctx.search.scope, header.title);
     ctx.stats.messageBodyReads++;
     const r = await queryOn(c, q.insertCopy, [
       id,
@@ -67,17 +68,20 @@ export function copySession(
       upTo,
       sourceId,
       ...lineageParams(lineage),
+      title,
     ]);
     const messages = parseMessageRows(sourceId, r.rows);
-    const chunks = searchChunksIn(ctx.search.scope, messages);
-    const title = titleSearchText(ctx.search.scope, header.title);
+    const rows = searchChunksIn(ctx.search.scope, messages);
     if (title !== '') {
-      chunks.seqs.push(-1);
-      chunks.texts.push(title);
+      rows.seqs.push(-1);
+      rows.nexts.push(-1);
+      rows.texts.push(title);
     }
-    if (chunks.seqs.length > 0) {
-      await queryOn(c, q.insertSearchRows, [id, chunks.seqs, chunks.texts]);
+    if (rows.seqs.length > 0) {
+      await queryOn(c, q.insertPending, [id, rows.seqs, rows.nexts, rows.texts]);
+      ctx.search.noteWrite();
     }
+    ctx.upkeep.noteSessions(1);
     return { ...header, messages, children: [] };
   });
 }

@@ -1,27 +1,34 @@
-// The turn write: `commit` (sk_commit, or sk_append for a patch-free turn) and the call
-// `save` makes, with the result codes mapped to core's errors. The calls themselves are
-// built from the parameter tables in statements/commit.ts.
+// The turn write: `commit` (one `append` statement for a patch-free turn, sk_commit
+// otherwise) and the call `save` makes, with the result codes mapped to core's errors. The
+// statements are built from the parameter tables in statements/commit.ts.
 import type { CommitInput, CommitResult } from '@sessionkit/core';
-import { commitRewritesHistory, metadataPatchParts } from '@sessionkit/core/adapter';
+import {
+  type CounterField,
+  commitRewritesHistory,
+  isCounterValue,
+  metadataPatchParts,
+} from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
 import type { StoreContext } from './context.js';
 import { throwOutOfRange } from './counters.js';
 import { errors } from './errors.js';
 import { searchChunksIn } from './search-rows.js';
+import { appendValues, type RefusalRow } from './statements/append.js';
 import {
-  APPEND_PARAMS,
   type AppendRow,
   COMMIT_PARAMS,
   type CommitArgs,
+  type CommitCode,
   type CommitRow,
   callValues,
 } from './statements/commit.js';
 import { queryOn } from './transaction.js';
 
 /**
- * Commits `input` to session `id` (validated by the caller) in one round trip: sk_append
- * for a turn without patch or replace, sk_commit otherwise. Throws `not_found`,
- * `conflict`, `invalid_argument` (an increment leaving its range), `unavailable`.
+ * Commits `input` to session `id` (validated by the caller) in one round trip: the
+ * `append` statement for a turn without patch or replace, sk_commit otherwise (a refused
+ * append takes a second statement to say why). Throws `not_found`, `conflict`,
+ * `invalid_argument` (an increment leaving its range), `unavailable`.
  */
 export async function commitTurn(
   ctx: StoreContext,
@@ -88,7 +95,11 @@ function commitArgsOf(
   };
 }
 
-/** The patch-free turn: `sk_append`, fewer parameters and a narrower UPDATE. */
+/**
+ * The patch-free turn: one statement (the guarded UPDATE and the INSERTs of the new rows).
+ * When it writes nothing, a second read tells why; if nothing it reads forbids the turn
+ * any more (a concurrent commit moved the counters back into range), it runs again.
+ */
 async function appendTurn(
   ctx: StoreContext,
   id: string,
@@ -97,22 +108,63 @@ async function appendTurn(
 ): Promise<CommitResult> {
   const inc = input.increment ?? {};
   const search = searchChunksIn(ctx.search.scope, messages);
-  const values = callValues(APPEND_PARAMS, {
-    id,
-    expectedRevision: input.expectedRevision,
-    expectedMessageCount: input.expectedMessageCount,
-    now: new Date(),
-    bodies: messages.map((m) => JSON.stringify(m)),
-    search,
-    incTokens: inc.tokenCount,
-    incCost: inc.costUsd,
-    incTurns: inc.turnCount,
-  });
-  const r = await ctx.db.query(ctx.statements.commit.append, values, { doing: 'commit' });
-  const row = commitOutcome(id, r.rows[0], input);
-  // The rows went to search_pending: have the indexer move them shortly.
-  if (search.seqs.length > 0) ctx.search.noteWrite();
-  return resultOf(row);
+  const bodies = messages.map((m) => JSON.stringify(m));
+  const q = ctx.statements.append;
+  const statement = q.append(bodies.length, search.seqs.length);
+  for (;;) {
+    const values = appendValues({
+      id,
+      expectedRevision: input.expectedRevision,
+      expectedMessageCount: input.expectedMessageCount,
+      now: new Date(),
+      bodies,
+      search,
+      incTokens: inc.tokenCount,
+      incCost: inc.costUsd,
+      incTurns: inc.turnCount,
+    });
+    const r = await ctx.db.query(statement, values, { doing: 'commit' });
+    const row = r.rows[0];
+    if (row) {
+      // The search rows went to search_pending: have the indexer take them shortly.
+      if (search.seqs.length > 0) ctx.search.noteWrite();
+      return resultOf(row);
+    }
+    const found = (await ctx.db.query(q.appendRefusal, [id], { doing: 'commit' })).rows[0];
+    const code = refusalCode(found, input);
+    if (code === undefined) continue;
+    if (!found) throw errors.notFound(id);
+    commitOutcome(id, { ...found, code, updated_at: null }, input);
+  }
+}
+
+/**
+ * Why an append wrote nothing, read after it: sk_commit's codes in sk_commit's order, or
+ * undefined when nothing forbids the turn now.
+ */
+function refusalCode(
+  found: RefusalRow | undefined,
+  input: CommitInput<unknown>,
+): Exclude<CommitCode, 'ok'> | undefined {
+  if (!found) return 'not_found';
+  if (input.expectedRevision !== undefined && Number(found.revision) !== input.expectedRevision) {
+    return 'conflict_revision';
+  }
+  if (
+    input.expectedMessageCount !== undefined &&
+    found.message_count !== input.expectedMessageCount
+  ) {
+    return 'conflict_count';
+  }
+  const inc = input.increment ?? {};
+  // Core's range rule, as sk_count_ok / sk_cost_ok apply it in the statement.
+  const leaves = (field: CounterField, stored: unknown, by: number | undefined) =>
+    by !== undefined && !isCounterValue(field, Number(stored ?? 0) + by);
+  const outOfRange =
+    leaves('tokenCount', found.token_count, inc.tokenCount) ||
+    leaves('turnCount', found.turn_count, inc.turnCount) ||
+    leaves('costUsd', found.cost_usd, inc.costUsd);
+  return outOfRange ? 'out_of_range' : undefined;
 }
 
 /**
@@ -130,12 +182,13 @@ export async function runCommit(
     ? await queryOn(client, statement, values)
     : await ctx.db.query(statement, values, { doing: 'commit' });
   const row = commitOutcome(args.id, r.rows[0], args.input ?? {});
-  if (args.search.seqs.length > 0) ctx.search.noteWrite();
+  // New pending search rows (the messages', a title's): the indexer takes them shortly.
+  if (args.search.seqs.length > 0 || args.title !== undefined) ctx.search.noteWrite();
   return row;
 }
 
 /**
- * The row of a successful sk_commit/sk_append; throws for the other codes
+ * The row of a successful sk_commit or append; throws for the other codes
  * (`out_of_range`: core's error for the increment that leaves its counter's range).
  */
 function commitOutcome<R extends AppendRow>(

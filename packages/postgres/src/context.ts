@@ -6,7 +6,7 @@ import type { TxRunner, TxStats } from './transaction.js';
 export interface StoreStats extends TxStats {
   /** Statements run that read rows of the `messages` table. */
   messageBodyReads: number;
-  /** Pending search rows this store moved into the indexed table (search-indexer.ts). */
+  /** Pending search rows this store's indexer wrote into the index (search-indexer.ts). */
   searchRowsIndexed: number;
   /** Background indexing passes that failed (their rows stay pending and searchable). */
   searchIndexFailures: number;
@@ -19,10 +19,17 @@ export interface SearchState {
   noteWrite(): void;
 }
 
+/** What the store's table upkeep is told (table-upkeep.ts). */
+export interface UpkeepState {
+  /** `n` sessions were created or deleted. */
+  noteSessions(n: number): void;
+}
+
 /** What the role modules (commit.ts, router.ts, repair.ts …) work with. */
 export interface StoreContext {
   readonly db: TxRunner;
   readonly statements: Statements;
   readonly stats: StoreStats;
   readonly search: SearchState;
+  readonly upkeep: UpkeepState;
 }

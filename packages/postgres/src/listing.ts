@@ -1,11 +1,20 @@
-// Listing and search: one statement over `sessions` and `search_rows` (with its child
-// `search_pending`; statements/listing.ts), never message bodies.
+// Listing and search: one statement over `sessions` and the search tables
+// (statements/listing.ts), never message bodies. A search first counts, through the
+// trigram index, the words rows its two best word patterns match, to choose how the
+// statement finds its sessions; the statement itself is exact either way.
 import type { SessionSummary } from '@sessionkit/core';
 import type { NormalizedListOptions } from '@sessionkit/core/adapter';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { type HeaderRow, summaryOf } from './rows.js';
-import { buildListQuery } from './statements/listing.js';
+import { queryRuns } from './search-words.js';
+import { buildListQuery, type SearchPlan } from './statements/listing.js';
+
+/**
+ * Words rows a pattern may match for the search to start from them; past this the pattern
+ * is common, and checking sessions in list order finds a page sooner.
+ */
+const WORDS_CANDIDATES = 2000;
 
 /**
  * The summaries `opts` (normalized by core) selects, in its order. Throws
@@ -21,8 +30,29 @@ export async function listSessions(
       'list: this store keeps no search text (search scope "none"): a query cannot be answered; open the store with search "titles" or "messages" to search',
     );
   }
-  const r = await ctx.db.queryConfig<HeaderRow>(buildListQuery(ctx.statements.s, opts), {
+  const plan = opts.query === undefined ? undefined : await searchPlanOf(ctx, opts.query);
+  const r = await ctx.db.queryConfig<HeaderRow>(buildListQuery(ctx.statements.s, opts, plan), {
     doing: 'list',
   });
   return r.rows.map(summaryOf);
+}
+
+/**
+ * `words` from whichever of the query's two best word patterns fewer words rows match,
+ * when few do; else `walk`.
+ */
+async function searchPlanOf(ctx: StoreContext, query: string): Promise<SearchPlan> {
+  let best: { pattern: string; n: number } | undefined;
+  for (const run of queryRuns(query).slice(0, 2)) {
+    const r = await ctx.db.query(
+      ctx.statements.search.wordsMatchCount,
+      [run.pattern, WORDS_CANDIDATES + 1],
+      { doing: 'list' },
+    );
+    const n = r.rows[0]?.n ?? 0;
+    if (best === undefined || n < best.n) best = { pattern: run.pattern, n };
+  }
+  return best === undefined || best.n > WORDS_CANDIDATES
+    ? { kind: 'walk' }
+    : { kind: 'words', wordsPattern: best.pattern };
 }

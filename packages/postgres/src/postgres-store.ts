@@ -60,6 +60,7 @@ import {
   SETUP_OPTION_KEYS,
   type StoreSetupOptions,
 } from './store-options.js';
+import { TableUpkeep } from './table-upkeep.js';
 import { TxRunner } from './transaction.js';
 
 export { SEARCH_CHUNK, type SearchChunks, searchChunks, searchRowText } from './search-rows.js';
@@ -90,7 +91,7 @@ export function ownedStore<M>(pool: Pool, setup: StoreSetupOptions): PostgresSto
  * Guarantees: every write is one PostgreSQL transaction (a commit is one round trip to a
  * server-side function), so a resolved write is committed and a failed one left nothing
  * behind; `load` and `loadMessages` are one MVCC read (never torn, never waiting on a
- * writer); listing and search read only `sessions` and `search_rows`, never message
+ * writer); listing and search read only `sessions` and the search tables, never message
  * bodies; branch, clone and merge read the source inside their transaction under a row
  * lock; concurrent merges into one parent are serialised by the parent's row lock.
  *
@@ -122,6 +123,7 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   readonly #ownsPool: boolean;
   readonly #ctx: StoreContext;
   readonly #indexer: SearchIndexer;
+  readonly #upkeep: TableUpkeep;
   readonly #setup: StoreSetupOptions;
   readonly #unguard: () => void;
   #closed = false;
@@ -165,8 +167,11 @@ export class PostgresStore<M = Message> implements FullStore<M> {
       statements: statementsFor(schema),
       stats: this.stats,
       search: { scope: options.search ?? 'messages', noteWrite: () => this.#indexer.noteWrite() },
+      upkeep: { noteSessions: (n) => this.#upkeep.noteSessions(n) },
     };
     this.#indexer = new SearchIndexer(this.#ctx, SEARCH_INDEX_DELAY_MS);
+    this.#upkeep = new TableUpkeep(this.#ctx);
+    this.#indexer.onTaken = (taken, wordsRows) => this.#upkeep.noteIndexed(taken, wordsRows);
     this.#unguard = guardPool(pool, this.#ownsPool);
   }
 
@@ -205,11 +210,11 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   }
 
   /**
-   * Moves the search rows that turns left in `search_pending` into the trigram-indexed
-   * table now (the store does it by itself about 100 ms after a write; search is exact
-   * either way, this only makes it faster). Returns how many rows moved; rows of a session
-   * being written at that instant are left for the next pass. Throws `unavailable`,
-   * `closed`.
+   * Indexes the search text that writes left in `search_pending` now: its chunks and the
+   * words of their blocks (the store does it by itself about 100 ms after a write; search
+   * is exact either way, this only makes it faster). Returns how many pending rows it took;
+   * rows another store's indexer holds at that instant are left to it. Throws
+   * `unavailable`, `closed`.
    */
   async indexPendingSearch(): Promise<number> {
     this.#assertOpen();
@@ -275,7 +280,7 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   }
 
   /**
-   * Summaries matching the filters in one statement over `sessions` (and `search_rows`
+   * Summaries matching the filters in one statement over `sessions` (and the search tables
    * for `query`), never touching message bodies. Search is a case-insensitive literal
    * substring match of the lower-cased title or of one message's text (of the title only
    * under search scope `titles`). Throws `invalid_argument` (also for a `query` under
@@ -295,6 +300,7 @@ export class PostgresStore<M = Message> implements FullStore<M> {
   async close(): Promise<void> {
     this.#closed = true;
     this.#indexer.close();
+    this.#upkeep.close();
     if (!this.#ownsPool) {
       this.#unguard();
       return;
@@ -566,14 +572,16 @@ export class PostgresStore<M = Message> implements FullStore<M> {
     assertMax(errors, max);
     if (max <= 0) return 0;
     await this.#whenReady();
-    return enforceMax(this.#ctx, max);
+    const deleted = await enforceMax(this.#ctx, max);
+    this.#upkeep.noteSessions(deleted);
+    return deleted;
   }
 
   // ---------------------------------------------------------------- Repairer
 
   /**
    * Rebuilds the derived data of every session from its authoritative rows: the
-   * `message_count` column and the `search_rows` (title and message text), one session
+   * `message_count` column and the search data (title and message text), one session
    * at a time under its row lock, so it is safe while the store is in use. A session
    * whose stored JSON does not parse or whose message rows have gaps is reported in
    * `skippedCorrupt` and left untouched. `rebuilt` counts the sessions checked and

@@ -1,12 +1,21 @@
-// Repair: the derived data of every session (`message_count`, `search_rows` and the
-// pending rows of `search_pending`) rebuilt from its authoritative rows, one session at a
-// time under its row lock; orphaned search rows dropped. Message rows are never deleted here.
+// Repair: the derived data of every session (`message_count`, `title_search` and the
+// search rows: chunks, block words, pending rows) checked against its authoritative rows
+// and rebuilt where it differs, one session at a time under its row lock; search rows no
+// session owns swept. Message rows are never deleted here.
 import type { RepairReport } from '@sessionkit/core';
 import { SEARCH_TEXT_SEPARATOR } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
 import type { StoreContext } from './context.js';
+import { blockOf } from './search-index-plan.js';
+import { readBlockWords } from './search-index-writes.js';
+import { rebuildSessionSearch } from './search-rebuild.js';
 import { type SearchChunks, searchChunksIn, titleSearchText } from './search-rows.js';
-import type { SearchRow, StoredMessageRow } from './statements/maintenance.js';
+import { wordsOf, wordsOfRow } from './search-words.js';
+import type {
+  RepairHeadRow,
+  StoredMessageRow,
+  StoredSearchText,
+} from './statements/maintenance.js';
 import { queryOn } from './transaction.js';
 
 /** What repairing one session found: vanished, fine, fixed, or corrupt (left as it is). */
@@ -35,10 +44,10 @@ export async function repairAll(ctx: StoreContext, assertOpen: () => void): Prom
     if (page.rows.length < 200) break;
     after = page.rows[page.rows.length - 1]!.id;
   }
-  // Search rows of sessions that no longer exist (derived data only: message rows,
-  // which are authoritative, are never deleted here).
-  const orphans = await ctx.db.query(q.deleteOrphanSearchRows, [], { doing: 'repair' });
-  report.indexEntriesFixed += orphans.rows[0]?.n ?? 0;
+  // Search rows of sessions that no longer exist or of their past epochs, which a write
+  // racing the indexer can leave: garbage, not damage (search never counts them), so they
+  // are deleted without being reported. Message rows, authoritative, are never deleted here.
+  await ctx.db.query(ctx.statements.search.sweepOrphans, [], { doing: 'repair' });
   return report;
 }
 
@@ -58,23 +67,51 @@ function messagesOf(rows: readonly StoredMessageRow[]): unknown[] | { reason: st
 }
 
 /**
- * Whether the stored search rows hold exactly the text of `chunks` and the title. Row
- * boundaries depend on how the history was committed; the text does not. Each row starts
- * at a message (with the separator), so no match spans two rows.
+ * Whether the stored search texts of the current epoch hold exactly the text of `chunks`
+ * (row boundaries depend on how the history was committed and indexed; the text does
+ * not), each starting at a message (with the separator) within the history.
  */
-function searchRowsMatch(
-  stored: readonly SearchRow[],
+function searchTextsMatch(
+  stored: readonly StoredSearchText[],
   chunks: SearchChunks,
-  title: string,
   messageCount: number,
 ): boolean {
-  const storedTitle = stored.find((r) => r.seq === -1)?.text ?? '';
-  const storedRows = stored.filter((r) => r.seq >= 0);
   return (
-    storedTitle === title &&
-    storedRows.every((r) => r.seq < messageCount && r.text.startsWith(SEARCH_TEXT_SEPARATOR)) &&
-    storedRows.map((r) => r.text).join('') === chunks.texts.join('')
+    stored.every((r) => r.seq < messageCount && r.text.startsWith(SEARCH_TEXT_SEPARATOR)) &&
+    stored.map((r) => r.text).join('') === chunks.texts.join('')
   );
+}
+
+/**
+ * Whether the words rows hold every word of the indexed chunks, each in the block of its
+ * chunk, and every word of the title unless its row is still pending: without them search
+ * would never look at that text.
+ */
+async function wordsCover(
+  ctx: StoreContext,
+  c: PoolClient,
+  id: string,
+  h: RepairHeadRow,
+  stored: readonly StoredSearchText[],
+): Promise<boolean> {
+  const q = ctx.statements.maintenance;
+  const chunks = stored.filter((r) => !r.pending);
+  const blocks = [...new Set(chunks.map((r) => blockOf(r.seq)))].map((block) => ({
+    sessionId: id,
+    epoch: h.search_epoch,
+    block,
+  }));
+  const held = [...(await readBlockWords(c, ctx.statements.s, blocks)).values()];
+  const byBlock = new Map(blocks.map((b, i) => [b.block, held[i]!]));
+  for (const r of chunks) {
+    const words = byBlock.get(blockOf(r.seq))!;
+    if (!wordsOf(r.text).every((w) => words.has(w))) return false;
+  }
+  if ((await queryOn(c, q.titlePending, [id])).rows[0]?.p) return true;
+  const titleWords = new Set(
+    (await queryOn(c, q.titleWords, [id])).rows.flatMap((r) => wordsOfRow(r.words)),
+  );
+  return wordsOf(h.title_search).every((w) => titleWords.has(w));
 }
 
 /** Repairs one session's derived data in one transaction. */
@@ -93,31 +130,18 @@ function repairOne(ctx: StoreContext, id: string): Promise<Outcome> {
         return { reason: 'state is not valid JSON' };
       }
     }
-    const stored = await queryOn(c, q.searchRows, [id]);
+    const stored = (await queryOn(c, q.storedSearchTexts, [id, h.search_epoch])).rows;
     // What the schema's search scope stores (search-scope.ts).
     const chunks = searchChunksIn(ctx.search.scope, messages);
     const title = titleSearchText(ctx.search.scope, h.title);
-    const searchOk = searchRowsMatch(stored.rows, chunks, title, messages.length);
+    const searchOk =
+      h.title_search === title &&
+      searchTextsMatch(stored, chunks, messages.length) &&
+      (await wordsCover(ctx, c, id, h, stored));
     const countOk = h.message_count === messages.length;
     if (searchOk && countOk) return 'ok';
-    if (!searchOk) await rewriteSearchRows(ctx, c, id, chunks, title);
+    if (!searchOk) await rebuildSessionSearch(c, ctx.statements.s, id, chunks, title);
     if (!countOk) await queryOn(c, q.setMessageCount, [id, messages.length]);
     return 'fixed';
   });
-}
-
-/** Replaces all search rows of `id` by `chunks` and the title row. */
-async function rewriteSearchRows(
-  ctx: StoreContext,
-  c: PoolClient,
-  id: string,
-  chunks: SearchChunks,
-  title: string,
-): Promise<void> {
-  if (title !== '') {
-    chunks.seqs.push(-1);
-    chunks.texts.push(title);
-  }
-  await queryOn(c, ctx.statements.maintenance.deleteSearchRows, [id]);
-  await queryOn(c, ctx.statements.sessions.insertSearchRows, [id, chunks.seqs, chunks.texts]);
 }

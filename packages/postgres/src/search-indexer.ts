@@ -1,24 +1,37 @@
-// Search indexing off the turn's transaction: a turn writes its search rows to
-// `search_pending` (no trigram index, one heap row and one B-tree entry); this indexer moves
-// them into the indexed `search_rows` in batches shortly afterwards. Search reads both
-// tables, so it is exact at every instant; only its speed depends on the indexer keeping up.
+// Search indexing off the turn: a write leaves its search text in `search_pending` (one heap
+// row and one B-tree entry, no trigram work); this indexer takes pending rows in batches
+// shortly afterwards and writes them as chunks and block words (search-index-plan.ts). It
+// never locks a session row, and takes pending rows with SKIP LOCKED, so it never waits on
+// a turn and no turn waits on it; a row whose session replaced its history meanwhile
+// carries an old epoch and is dropped. Search reads pending rows too, so it is exact at
+// every instant; only its speed depends on the indexer keeping up.
 import type { StoreContext } from './context.js';
+import { blockKey, blockOf, planIndex } from './search-index-plan.js';
+import { pendingTextsOf, readBlockWords, writeIndexPlan } from './search-index-writes.js';
 
-/** Sessions whose pending rows one statement moves. */
-const SESSIONS_PER_PASS = 200;
+/** Pending rows one transaction takes. */
+const TAKE_ROWS = 2000;
+
+/** Blocks whose words the indexer remembers (least recently used forgotten first). */
+const REMEMBERED_BLOCKS = 512;
 
 /**
- * Moves pending search rows into the indexed table: `noteWrite()` after a write that left
- * pending rows schedules a pass `delayMs` later (one at a time; the timer never keeps the
- * process alive); `drain()` moves everything now. Any store on the schema moves any
- * session's rows, so rows left by a process that exited are moved by the next writer.
+ * Takes pending search rows into the index: `noteWrite()` after a write that left pending
+ * rows schedules a pass `delayMs` later (one at a time; the timer never keeps the process
+ * alive); `drain()` takes everything now. Any store on the schema takes any session's
+ * rows, so rows left by a process that exited are taken by the next writer. It remembers
+ * the words of the blocks it wrote last, so a busy session's next turn costs only its new
+ * words; what it does not remember it reads back once.
  */
 export class SearchIndexer {
   readonly #ctx: StoreContext;
   readonly #delayMs: number;
+  readonly #blocks = new Map<string, Set<string>>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
   #closed = false;
+  /** Called after each pass with the pending rows it took (table upkeep). */
+  onTaken: (rows: number, wordsRows: number) => void = () => {};
 
   constructor(ctx: StoreContext, delayMs: number) {
     this.#ctx = ctx;
@@ -40,13 +53,13 @@ export class SearchIndexer {
   }
 
   /**
-   * Moves every pending row that is not being written right now into the indexed table;
-   * returns how many moved. Waits for a pass already running first. Throws what the
-   * statement throws (`unavailable` …).
+   * Takes every pending row no other transaction holds into the index; returns how many
+   * rows it took. Waits for a pass already running first. Throws what the statements
+   * throw (`unavailable` …).
    */
   async drain(): Promise<number> {
     while (this.#running !== undefined) await this.#running.catch(() => 0);
-    this.#running = this.#moveAll();
+    this.#running = this.#takeAll();
     try {
       return await this.#running;
     } finally {
@@ -55,7 +68,7 @@ export class SearchIndexer {
   }
 
   /**
-   * Stops scheduling. A pass already running is not awaited: it is one statement that
+   * Stops scheduling. A pass already running is not awaited: it is one transaction that
    * commits or rolls back on its own (an owned pool's end fails it harmlessly), and
    * waiting could hang `close()` on a connection that never comes.
    */
@@ -65,18 +78,51 @@ export class SearchIndexer {
     this.#timer = undefined;
   }
 
-  async #moveAll(): Promise<number> {
-    const q = this.#ctx.statements.maintenance.indexPendingSearch;
-    let moved = 0;
+  async #takeAll(): Promise<number> {
+    let taken = 0;
     for (;;) {
-      const r = await this.#ctx.db.query(q, [SESSIONS_PER_PASS], { doing: 'search index' });
-      const n = r.rows[0]?.n ?? 0;
-      moved += n;
-      this.#ctx.stats.searchRowsIndexed += n;
-      // Fewer rows than sessions asked for is a cheap proxy for "nothing left" (a session
-      // has at least one pending row): stop, the next write schedules again.
-      if (n < SESSIONS_PER_PASS) break;
+      const n = await this.#pass();
+      taken += n;
+      if (n < TAKE_ROWS) return taken;
     }
-    return moved;
+  }
+
+  /** One transaction: take up to TAKE_ROWS pending rows, write their chunks and new words. */
+  async #pass(): Promise<number> {
+    const ctx = this.#ctx;
+    const s = ctx.statements.s;
+    const done = await ctx.db.tx('search index', async (c) => {
+      const r = await c.query(ctx.statements.search.takePending.text, [TAKE_ROWS]);
+      const rows = pendingTextsOf(r.rows.filter((row) => row.owned));
+      const unknown = new Map<string, { sessionId: string; epoch: string; block: number }>();
+      for (const row of rows) {
+        const block = blockOf(row.seq);
+        const key = blockKey(row.sessionId, row.epoch, block);
+        if (block >= 0 && !this.#blocks.has(key)) unknown.set(key, { ...row, block });
+      }
+      const read = await readBlockWords(c, s, [...unknown.values()]);
+      const plan = planIndex(rows, (key) => this.#blocks.get(key) ?? read.get(key));
+      await writeIndexPlan(c, s, plan);
+      return { taken: r.rows.length, moved: rows.length, read, plan };
+    });
+    // Committed: what the blocks now hold is known.
+    for (const [key, words] of done.read) this.#remember(key, words);
+    for (const [key, words] of done.plan.learned) {
+      const held = this.#blocks.get(key) ?? new Set<string>();
+      for (const w of words) held.add(w);
+      this.#remember(key, held);
+    }
+    ctx.stats.searchRowsIndexed += done.moved;
+    this.onTaken(done.taken, done.plan.words.length);
+    return done.taken;
+  }
+
+  #remember(key: string, words: Set<string>): void {
+    this.#blocks.delete(key);
+    this.#blocks.set(key, words);
+    while (this.#blocks.size > REMEMBERED_BLOCKS) {
+      const oldest = this.#blocks.keys().next().value as string;
+      this.#blocks.delete(oldest);
+    }
   }
 }

@@ -1,10 +1,9 @@
-// The search_rows table (schema version 4 format): per commit, the texts of consecutive
-// messages, each as core's `searchTextOf` writes it (a "A" separator, then the
-// lower-cased text), so a LIKE over one row never matches across two messages and the
-// rows of a history concatenate to `searchTextOf(history)`. The title is the row at
-// seq -1 (lower-cased, no separator).
+// The search text a write stores for its messages (`search_pending` rows, schema version 6;
+// the same texts as versions 4 and 5): per commit, the texts of consecutive messages, each
+// as core's `searchTextOf` writes it (an "A" separator, then the lower-cased text), so a
+// LIKE over one row never matches across two messages and the rows of a history
+// concatenate to `searchTextOf(history)`. The title's text is `titleSearchText`.
 import { searchTextOf } from '@sessionkit/core/adapter';
-import type { PoolClient } from 'pg';
 import type { SearchScope } from './search-scope.js';
 
 /** Largest search row (UTF-16 units) before a new row starts; one message is never split. */
@@ -19,9 +18,13 @@ export function searchRowText(message: unknown): string {
   return searchTextOf([message]).replaceAll('\u0000', '\uFFFD');
 }
 
-/** Search rows of consecutive messages: `seqs[i]` is the offset of row i's first message. */
+/**
+ * Search rows of consecutive messages: row i holds the messages at offsets
+ * `seqs[i] … nexts[i] - 1` (messages without text included, giving none).
+ */
 export interface SearchChunks {
   seqs: number[];
+  nexts: number[];
   texts: string[];
 }
 
@@ -32,7 +35,7 @@ export interface SearchChunks {
  * messages, and one message is never split.
  */
 export function searchChunks(messages: readonly unknown[]): SearchChunks {
-  const out: SearchChunks = { seqs: [], texts: [] };
+  const out: SearchChunks = { seqs: [], nexts: [], texts: [] };
   let start = -1;
   let text = '';
   for (let i = 0; i < messages.length; i++) {
@@ -40,6 +43,7 @@ export function searchChunks(messages: readonly unknown[]): SearchChunks {
     if (t === '') continue;
     if (start >= 0 && text.length + t.length > SEARCH_CHUNK) {
       out.seqs.push(start);
+      out.nexts.push(i);
       out.texts.push(text);
       start = -1;
       text = '';
@@ -49,74 +53,29 @@ export function searchChunks(messages: readonly unknown[]): SearchChunks {
   }
   if (start >= 0) {
     out.seqs.push(start);
+    out.nexts.push(messages.length);
     out.texts.push(text);
   }
   return out;
 }
 
-/** The search rows a write stores for `messages` under `scope`: none unless `messages`. */
+/**
+ * The pending rows a write stores for `messages` under `scope` (none unless `messages`):
+ * `searchChunks`, with the first row starting at the first message even when that one has
+ * no text, so the rows of consecutive commits cover their messages without a gap and the
+ * indexer can join them into one chunk.
+ */
 export function searchChunksIn(scope: SearchScope, messages: readonly unknown[]): SearchChunks {
-  return scope === 'messages' ? searchChunks(messages) : { seqs: [], texts: [] };
-}
-
-/** The text of the title's search row under `scope` (`''`: no row). */
-export function titleSearchText(scope: SearchScope, title: string): string {
-  return scope === 'none' ? '' : title.toLowerCase();
+  if (scope !== 'messages') return { seqs: [], nexts: [], texts: [] };
+  const chunks = searchChunks(messages);
+  if (chunks.seqs.length > 0) chunks.seqs[0] = 0;
+  return chunks;
 }
 
 /**
- * Rewrites the message search rows of every session from its stored messages, in pages
- * of sessions, inside the caller's transaction (the version 4 migration: rows written by
- * earlier versions joined messages with a newline, so a query could match across two
- * messages). A session whose bodies do not parse keeps its rows (`repair()` reports it).
+ * The title as search reads it under `scope` (`sessions.title_search`; `''`: not searched):
+ * lower-cased by JavaScript, as core lower-cases queries (titles hold no NUL: core refuses it).
  */
-export async function rebuildAllSearchRows(client: PoolClient, s: string): Promise<void> {
-  let after = '';
-  for (;;) {
-    const page = await client.query<{ id: string }>(
-      `SELECT id FROM ${s}.sessions WHERE id > $1::text COLLATE "C" ORDER BY id LIMIT 100`,
-      [after],
-    );
-    if (page.rows.length === 0) return;
-    for (const { id } of page.rows) await rebuildSessionSearchRows(client, s, id);
-    after = page.rows[page.rows.length - 1]!.id;
-  }
-}
-
-/** Rewrites one session's message search rows; false when a body does not parse. */
-export async function rebuildSessionSearchRows(
-  client: PoolClient,
-  s: string,
-  id: string,
-): Promise<boolean> {
-  const r = await client.query<{ body: string }>(
-    `SELECT body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
-    [id],
-  );
-  const messages: unknown[] = [];
-  for (const row of r.rows) {
-    try {
-      messages.push(JSON.parse(row.body));
-    } catch {
-      return false;
-    }
-  }
-  await writeSearchRows(client, s, id, searchChunks(messages));
-  return true;
-}
-
-/** Replaces the message search rows (seq ≥ 0) of `id` by `chunks`. */
-export async function writeSearchRows(
-  client: PoolClient,
-  s: string,
-  id: string,
-  chunks: SearchChunks,
-): Promise<void> {
-  await client.query(`DELETE FROM ${s}.search_rows WHERE session_id = $1 AND seq >= 0`, [id]);
-  if (chunks.seqs.length === 0) return;
-  await client.query(
-    `INSERT INTO ${s}.search_rows (session_id, seq, text)
-     SELECT $1, u.o, u.t FROM unnest($2::integer[], $3::text[]) AS u(o, t)`,
-    [id, chunks.seqs, chunks.texts],
-  );
+export function titleSearchText(scope: SearchScope, title: string): string {
+  return scope === 'none' ? '' : title.toLowerCase();
 }

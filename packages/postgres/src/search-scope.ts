@@ -1,9 +1,10 @@
 // What a schema's search covers, recorded in `settings` (migration 5): `messages` (the
 // title and each message's text: the contract's search), `titles` (titles only) or `none`.
-// Changing it rebuilds the search rows in batches, reporting progress.
+// Changing it rebuilds the search data in batches, reporting progress.
 import type { ErrorFactory } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
-import { rebuildSessionSearchRows } from './search-rows.js';
+import { rebuildSessionSearch } from './search-rebuild.js';
+import { searchChunksIn, titleSearchText } from './search-rows.js';
 
 /** What `list({ query })` searches: see the README's "Search scope". */
 export type SearchScope = 'messages' | 'titles' | 'none';
@@ -50,11 +51,11 @@ const BATCH = 200;
 
 /**
  * Inside the caller's transaction (holding the schema's migration lock): records `to` and
- * rebuilds every session's search rows for it, in batches of 200 sessions, calling
- * `onProgress` after each: `messages` computes each message's text from the stored
- * messages (a session whose bodies do not parse keeps its rows; `repair()` reports it),
- * `titles` drops the message rows, `none` drops every row. Title rows are written with
- * JavaScript's lower-casing, as every write does.
+ * rebuilds every session's search data for it (search-rebuild.ts), in batches of 200
+ * sessions, calling `onProgress` after each: `messages` computes each message's text from
+ * the stored messages (a session whose bodies do not parse keeps its data; `repair()`
+ * reports it), `titles` keeps the title only, `none` nothing. Titles are lower-cased by
+ * JavaScript, as every write does.
  */
 export async function changeSearchScope(
   client: PoolClient,
@@ -80,39 +81,36 @@ export async function changeSearchScope(
       [after],
     );
     if (page.rows.length === 0) break;
-    const ids = page.rows.map((r) => r.id);
-    if (to === 'messages') {
-      for (const id of ids) await rebuildSessionSearchRows(client, s, id);
-    } else {
-      await client.query(
-        `DELETE FROM ${s}.search_rows WHERE session_id = ANY($1::text[]) AND seq >= 0`,
-        [ids],
+    for (const { id, title } of page.rows) {
+      const messages = to === 'messages' ? await storedMessages(client, s, id) : [];
+      if (messages === undefined) continue;
+      await rebuildSessionSearch(
+        client,
+        s,
+        id,
+        searchChunksIn(to, messages),
+        titleSearchText(to, title),
       );
     }
-    await writeTitleRows(client, s, page.rows, to);
-    done += ids.length;
-    after = ids[ids.length - 1]!;
+    done += page.rows.length;
+    after = page.rows[page.rows.length - 1]!.id;
     onProgress?.({ task, done, total });
   }
 }
 
-/** Replaces the title rows (seq -1) of `rows` by what scope `to` keeps. */
-async function writeTitleRows(
+/** The parsed messages of `id`, or undefined when a body does not parse. */
+async function storedMessages(
   client: PoolClient,
   s: string,
-  rows: readonly { id: string; title: string }[],
-  to: SearchScope,
-): Promise<void> {
-  const ids = rows.map((r) => r.id);
-  await client.query(
-    `DELETE FROM ${s}.search_rows WHERE session_id = ANY($1::text[]) AND seq = -1`,
-    [ids],
+  id: string,
+): Promise<unknown[] | undefined> {
+  const r = await client.query<{ body: string }>(
+    `SELECT body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
+    [id],
   );
-  if (to === 'none') return;
-  const titled = rows.filter((r) => r.title !== '');
-  await client.query(
-    `INSERT INTO ${s}.search_rows (session_id, seq, text)
-     SELECT u.id, -1, u.t FROM unnest($1::text[], $2::text[]) AS u(id, t)`,
-    [titled.map((r) => r.id), titled.map((r) => r.title.toLowerCase())],
-  );
+  try {
+    return r.rows.map((row) => JSON.parse(row.body) as unknown);
+  } catch {
+    return undefined;
+  }
 }

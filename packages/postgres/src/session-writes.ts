@@ -32,6 +32,7 @@ type Prepared = ReturnType<typeof prepareCreate>;
 export async function createSession(ctx: StoreContext, p: Prepared): Promise<Session<unknown>> {
   const bodies = p.messages.map((m) => JSON.stringify(m));
   const search = searchChunksIn(ctx.search.scope, p.messages);
+  const titleText = titleSearchText(ctx.search.scope, p.title);
   const { messages: _m, children: _c, ...header } = p;
   const statement = ctx.statements.sessions.create;
   const values = (lineage: HistoryLineage) => [
@@ -56,8 +57,9 @@ export async function createSession(ctx: StoreContext, p: Prepared): Promise<Ses
     bodies,
     search.seqs,
     search.texts,
-    titleSearchText(ctx.search.scope, p.title),
+    titleText,
     ...lineageParams(lineage),
+    search.nexts,
   ];
   const parentId = p.parentId;
   const r =
@@ -69,6 +71,9 @@ export async function createSession(ctx: StoreContext, p: Prepared): Promise<Ses
         });
   const row = r.rows[0];
   if (row?.created !== 1) throw errors.exists(p.id);
+  // The search rows went to search_pending: have the indexer take them shortly.
+  if (search.seqs.length > 0 || titleText !== '') ctx.search.noteWrite();
+  ctx.upkeep.noteSessions(1);
   return { ...p, messages: parseBodies(p.id, bodies), children: row.children };
 }
 

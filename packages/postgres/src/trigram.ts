@@ -1,6 +1,6 @@
-// The optional pg_trgm GIN index over search_rows.text (not over its child search_pending,
-// which holds the rows not moved yet). Search works without it (a scan of search_rows,
-// never of messages); with it, LIKE '%…%' is served by the index.
+// The optional pg_trgm GIN index over search_words.words (the words of each block, see
+// search-index-plan.ts). Search works without it (a scan of search_words, never of
+// messages); with it, the LIKE patterns of a query's words are served by the index.
 import type { PoolClient } from 'pg';
 import { isConnectionError } from './connection.js';
 import { ADVISORY_LOCK_CLASS, quoteIdent } from './identifiers.js';
@@ -8,18 +8,18 @@ import { ADVISORY_LOCK_CLASS, quoteIdent } from './identifiers.js';
 // Object id of the lock that serialises CREATE EXTENSION across schemas.
 const EXTENSION_LOCK = 0;
 
-/** Whether `schema` has the trigram index (`search_rows_trgm`). */
+/** Whether `schema` has the trigram index (`search_words_trgm`). */
 export async function hasTrigramIndex(client: PoolClient, schema: string): Promise<boolean> {
   const r = await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [
-    `${quoteIdent(schema)}.search_rows_trgm`,
+    `${quoteIdent(schema)}.search_words_trgm`,
   ]);
   return r.rows[0]?.ok === true;
 }
 
 /**
- * Creates the GIN trigram index over `search_rows.text` when `pg_trgm` is installed or can
- * be installed (a trusted extension since PostgreSQL 13: needs CREATE on the database).
- * Without it search still works, by scanning `search_rows` (never `messages`).
+ * Creates the GIN trigram index over `search_words.words` when `pg_trgm` is installed or
+ * can be installed (a trusted extension since PostgreSQL 13: needs CREATE on the database).
+ * Without it search still works, by scanning `search_words` (never `messages`).
  * Runs inside the caller's transaction; a failure to create the extension is contained in
  * a savepoint.
  */
@@ -46,11 +46,12 @@ export async function ensureTrigram(client: PoolClient, schema: string): Promise
     if (extSchema === undefined) return false;
   }
   const s = quoteIdent(schema);
-  // A 64 kB pending list (the minimum): rows are inserted by the search indexer in
-  // batches, off the turn, so merging the list often costs no turn anything, and the
-  // index file stays compact (the 4 MB default list left ~4 KB of index per message).
+  // Words rows are inserted by the search indexer only, in batches, off the turn: a 64 kB
+  // pending list (the minimum) still merges them in bulk (few distinct trigrams, many rows
+  // each), and a larger one would be most of a small store's index; the pages a merge
+  // frees are reused.
   await client.query(
-    `CREATE INDEX IF NOT EXISTS search_rows_trgm ON ${s}.search_rows USING gin (text ${quoteIdent(extSchema)}.gin_trgm_ops) WITH (gin_pending_list_limit = 64)`,
+    `CREATE INDEX IF NOT EXISTS search_words_trgm ON ${s}.search_words USING gin (words ${quoteIdent(extSchema)}.gin_trgm_ops) WITH (gin_pending_list_limit = 64)`,
   );
   return true;
 }
@@ -70,7 +71,7 @@ function warnNoTrigram(schema: string, e: unknown): void {
   warned.add(schema);
   const reason = e instanceof Error ? e.message : String(e);
   process.emitWarning(
-    `[sessionkit/postgres] pg_trgm is not available (${reason}); search in schema "${schema}" scans search_rows instead of using a trigram index. Run "CREATE EXTENSION pg_trgm" as a privileged user and reopen the store to index it.`,
+    `[sessionkit/postgres] pg_trgm is not available (${reason}); search in schema "${schema}" scans search_words instead of using a trigram index. Run "CREATE EXTENSION pg_trgm" as a privileged user and reopen the store to index it.`,
     { code: 'SESSIONKIT_PG_NO_TRGM' },
   );
 }

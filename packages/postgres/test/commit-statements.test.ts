@@ -1,9 +1,10 @@
-// statements/commit.ts: the sk_commit / sk_append calls are built from one ordered table
-// of each function's parameters; these tests fail when the table and the function as
-// the migrations define it drift apart (name, order, type or count).
+// statements/commit.ts and append.ts: the sk_commit call and the append statement are
+// built from ordered tables of parameters; these tests fail when sk_commit's table and the
+// function as the migrations define it drift apart (name, order, type or count), or when
+// the append statement and its values disagree on a parameter.
 import { describe, expect, it } from 'vitest';
+import { APPEND_PARAMS, appendStatementSql, appendValues } from '../src/statements/append.js';
 import {
-  APPEND_PARAMS,
   COMMIT_PARAMS,
   callValues,
   type FunctionParam,
@@ -38,16 +39,49 @@ const tableOf = <A>(params: readonly FunctionParam<A>[]) =>
   params.map((p) => ({ name: p.name, type: p.type }));
 
 describe.runIf(available)('statements/commit › parameter tables match pg_proc', () => {
-  it('COMMIT_PARAMS is sk_commit’s signature and APPEND_PARAMS sk_append’s (names, order, types)', async () => {
+  it('COMMIT_PARAMS is sk_commit’s signature (names, order, types); sk_append is gone', async () => {
     const store = await freshStore();
     try {
       const commit = await signatureOf(store.schema, 'sk_commit');
       expect(commit.overloads).toBe(1);
       expect(tableOf(COMMIT_PARAMS)).toEqual(commit.params);
-      const append = await signatureOf(store.schema, 'sk_append');
-      expect(append.overloads).toBe(1);
-      expect(tableOf(APPEND_PARAMS)).toEqual(append.params);
+      expect((await signatureOf(store.schema, 'sk_append')).overloads).toBe(0);
     } finally {
+      await destroyStore(store);
+    }
+  });
+
+  it('the append statement of every shape uses each of its values once, as PostgreSQL types them', async () => {
+    const store = await freshStore();
+    const c = await admin().connect();
+    try {
+      for (const [bodies, rows] of [
+        [0, 0],
+        [2, 1],
+        [3, 2],
+        [12, 5],
+      ] as const) {
+        const text = appendStatementSql(`"${store.schema}"`, bodies, rows);
+        const values = appendValues({
+          id: 'none',
+          now: new Date(),
+          bodies: Array.from({ length: bodies }, () => '{}'),
+          search: {
+            seqs: Array.from({ length: rows }, (_, i) => i),
+            nexts: Array.from({ length: rows }, (_, i) => i + 1),
+            texts: Array.from({ length: rows }, () => 'Ax'),
+          },
+        });
+        const used = new Set([...text.matchAll(/\$(\d+)::/g)].map((m) => Number(m[1])));
+        expect([...used].sort((x, y) => x - y)).toEqual(values.map((_, i) => i + 1));
+        APPEND_PARAMS.forEach((p, i) => {
+          expect(text, p.name).toContain(`$${i + 1}::${p.type}`);
+        });
+        // Prepares and runs (no such session: no row) on a real schema.
+        expect((await c.query(text, values)).rows).toEqual([]);
+      }
+    } finally {
+      c.release();
       await destroyStore(store);
     }
   });
@@ -66,14 +100,17 @@ describe('statements/commit › named calls', () => {
 
   it('gives one value per parameter, in the table’s order', () => {
     const now = new Date(1);
-    const values = callValues(APPEND_PARAMS, {
+    const values = appendValues({
       id: 's',
       expectedRevision: 3,
       now,
       bodies: ['{}'],
-      search: { seqs: [0], texts: ['\u0001x'] },
+      search: { seqs: [0], nexts: [1], texts: ['\u0001x'] },
       incTurns: 1,
     });
-    expect(values).toEqual(['s', 3, null, ['{}'], [0], ['\u0001x'], now, null, null, 1]);
+    expect(values).toEqual(['s', 3, null, now, null, null, 1, '{}', 0, 1, '\u0001x']);
+    expect(
+      callValues(COMMIT_PARAMS.slice(0, 2), { id: 's', expectedRevision: 3 } as never),
+    ).toEqual(['s', 3]);
   });
 });

@@ -1,7 +1,9 @@
-// listing.ts / statements/listing.ts: the listing query never reads message rows.
+// listing.ts / statements/listing.ts: the listing query never reads message rows, and a
+// search gives the same sessions whichever way it finds them.
 import { errorsFor, normalizeListOptions } from '@sessionkit/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { buildListQuery } from '../src/statements/listing.js';
+import { queryRuns } from '../src/search-words.js';
+import { buildListQuery, type SearchPlan } from '../src/statements/listing.js';
 import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
 const available = postgresForFile('the listing tests did not run');
@@ -35,9 +37,17 @@ describe.runIf(available)('listing › listing and search never touch message ro
           ],
         });
       }
-      await admin().query(`ANALYZE "${store.schema}".sessions`);
-      await admin().query(`ANALYZE "${store.schema}".search_rows`);
-      await admin().query(`ANALYZE "${store.schema}".messages`);
+      await store.indexPendingSearch();
+      await store.commit('e-3', { append: [{ role: 'user', content: 'pending zebras' }] });
+      for (const table of [
+        'sessions',
+        'search_chunks',
+        'search_words',
+        'search_pending',
+        'messages',
+      ]) {
+        await admin().query(`ANALYZE "${store.schema}".${table}`);
+      }
       const errors = errorsFor('postgres');
       const cases = [
         {},
@@ -52,20 +62,33 @@ describe.runIf(available)('listing › listing and search never touch message ro
       ];
       const s = `"${store.schema}"`;
       for (const c of cases) {
-        const stmt = buildListQuery(s, normalizeListOptions(errors, c));
-        expect(stmt.text).not.toMatch(/\bmessages\b/);
-        const r = await admin().query(`EXPLAIN (FORMAT JSON) ${stmt.text}`, stmt.values);
-        const plan = (r.rows[0]['QUERY PLAN'] as { Plan: unknown }[])[0]!.Plan;
-        const relations = planNodes(plan)
-          .map((n) => n['Relation Name'])
-          .filter((x) => x !== undefined);
-        expect(relations, JSON.stringify(c)).not.toContain('messages');
-        expect(relations).toContain('sessions');
-        if ('query' in c) expect(relations).toContain('search_rows');
-        // The statement the builder made is the one the store runs: same results.
-        const direct = await admin().query(stmt.text, stmt.values);
-        expect((await store.list(c)).map((x) => x.id)).toEqual(direct.rows.map((x) => x.id));
+        const opts = normalizeListOptions(errors, c);
+        const best = opts.query === undefined ? undefined : queryRuns(opts.query)[0];
+        const plans: SearchPlan[] = [{ kind: 'walk' }];
+        if (best) plans.push({ kind: 'words', wordsPattern: best.pattern });
+        for (const searchPlan of plans) {
+          const stmt = buildListQuery(s, opts, searchPlan);
+          expect(stmt.text).not.toMatch(/\bmessages\b/);
+          const r = await admin().query(`EXPLAIN (FORMAT JSON) ${stmt.text}`, stmt.values);
+          const plan = (r.rows[0]['QUERY PLAN'] as { Plan: unknown }[])[0]!.Plan;
+          const relations = planNodes(plan)
+            .map((n) => n['Relation Name'])
+            .filter((x) => x !== undefined);
+          expect(relations, JSON.stringify(c)).not.toContain('messages');
+          expect(relations).toContain('sessions');
+          if ('query' in c) {
+            expect(relations).toContain('search_chunks');
+            expect(relations).toContain('search_pending');
+          }
+          if (searchPlan.kind === 'words') expect(relations).toContain('search_words');
+          // The statement the builder made gives what the store gives, whatever the plan.
+          const direct = await admin().query(stmt.text, stmt.values);
+          expect((await store.list(c)).map((x) => x.id)).toEqual(direct.rows.map((x) => x.id));
+        }
       }
+      // Both plans find the pending text and the indexed one.
+      expect((await store.list({ query: 'pending zebras' })).map((x) => x.id)).toEqual(['e-3']);
+      expect((await store.list({ query: 'zebras' })).length).toBe(30);
       // The listing statement for 20 of the newest uses an index, not a sort of everything.
       const stmt = buildListQuery(
         s,

@@ -1,11 +1,12 @@
 // Schema version 4 applied to a version 3 schema holding data: search rows in the old
 // format (messages joined by a newline) are rewritten, lineage columns read as core's
-// readLineage(undefined), old sessions keep working.
+// readLineage(undefined); opened by today's store (which migrates on), old sessions keep
+// working.
 import { searchTextOf } from '@sessionkit/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { MIGRATIONS } from '../src/migrations/index.js';
 import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
+import { applyMigrations, schemaAtVersion } from './old-schema.js';
 
 const available = postgresForFile('the PostgreSQL migration 4 test did not run');
 
@@ -19,17 +20,7 @@ describe.runIf(available)('postgres › migration 4', () => {
       JSON.stringify({ role: 'assistant', content: 'haystack Second' }),
     ];
     try {
-      await c.query(`CREATE SCHEMA ${s}`);
-      await c.query(
-        `CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      for (const m of MIGRATIONS.filter((x) => x.version <= 3)) {
-        await c.query(m.sql(s));
-        await c.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
-          m.version,
-          m.name,
-        ]);
-      }
+      await schemaAtVersion(c, s, 3);
       // What version 3 wrote: one row per commit, messages joined by "\n", the title at -1.
       await c.query(
         `INSERT INTO ${s}.sessions (id, title, created_at, updated_at, message_count)
@@ -47,18 +38,14 @@ describe.runIf(available)('postgres › migration 4', () => {
          ('old', 0, 'first needle' || chr(10) || 'haystack second'), ('old', -1, 'old title'),
          ('kid', 0, 'first needle' || chr(10) || 'haystack second')`,
       );
-    } finally {
-      c.release();
-    }
-    const pool = newPool();
-    try {
       // Before the upgrade the old row matches across the two messages.
-      const v3 = await admin().query(
+      const v3 = await c.query(
         `SELECT count(*)::int AS n FROM ${s}.search_rows WHERE text LIKE '%needle' || chr(10) || 'haystack%'`,
       );
       expect(v3.rows[0].n).toBe(2);
-      const store = await PostgresStore.fromPool(pool, { schema });
-      const rows = await admin().query(
+      // Migration 4 itself: the rows rewritten in the version 4 format.
+      await applyMigrations(c, s, 4, 4);
+      const rows = await c.query(
         `SELECT session_id, seq, text FROM ${s}.search_rows ORDER BY session_id, seq`,
       );
       const messages = bodies.map((b) => JSON.parse(b) as unknown);
@@ -67,6 +54,12 @@ describe.runIf(available)('postgres › migration 4', () => {
         { session_id: 'old', seq: -1, text: 'old title' },
         { session_id: 'old', seq: 0, text: searchTextOf(messages) },
       ]);
+    } finally {
+      c.release();
+    }
+    const pool = newPool();
+    try {
+      const store = await PostgresStore.fromPool(pool, { schema });
       expect((await store.list({ query: 'needle\nhaystack' })).length).toBe(0);
       expect((await store.list({ query: 'needle' })).map((x) => x.id)).toEqual(['old', 'kid']);
       expect((await store.list({ query: 'old title' })).map((x) => x.id)).toEqual(['old']);

@@ -53,10 +53,16 @@ export const postgresInitializer: ConformanceInitializer<PostgresStore> = {
     messageBodyReads: (store) => store.stats.messageBodyReads,
   },
   faults: {
-    // Derived data: the message count column and the search rows.
+    // Derived data: the message count column, the title as search reads it, and the
+    // search rows (chunks, block words, pending rows).
     damageIndex: async (store, id, _kind) => {
-      await admin().query(`UPDATE ${q(store)}.sessions SET message_count = 0 WHERE id = $1`, [id]);
-      await admin().query(`DELETE FROM ${q(store)}.search_rows WHERE session_id = $1`, [id]);
+      await admin().query(
+        `UPDATE ${q(store)}.sessions SET message_count = 0, title_search = '' WHERE id = $1`,
+        [id],
+      );
+      for (const table of ['search_chunks', 'search_words', 'search_pending']) {
+        await admin().query(`DELETE FROM ${q(store)}.${table} WHERE session_id = $1`, [id]);
+      }
     },
     // Authoritative data: a message body that is no longer JSON.
     corruptSession: async (store, id, _kind) => {

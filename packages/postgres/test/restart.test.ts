@@ -100,7 +100,7 @@ describe.runIf(hasBinaries)('postgres › without pg_trgm (private instance)', (
       const idx = async () =>
         (
           await su.query(
-            `SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = 'app_sessions' AND indexname = 'search_rows_trgm'`,
+            `SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = 'app_sessions' AND indexname = 'search_words_trgm'`,
           )
         ).rows[0].n;
       expect(await idx()).toBe(0);

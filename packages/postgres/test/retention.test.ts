@@ -70,3 +70,63 @@ describe.runIf(available)('retention › enforceMax locks only its victims', () 
     }
   });
 });
+
+describe.runIf(available)('retention › the root count', () => {
+  it('stays the number of roots through every kind of write, and enforceMax keeps the newest', async () => {
+    const { schema, store, dispose } = await borrowedStore();
+    const s = `"${schema}"`;
+    const counted = async () =>
+      Number((await admin().query(`SELECT sum(n) AS n FROM ${s}.root_count`)).rows[0].n);
+    const actual = async () =>
+      Number(
+        (await admin().query(`SELECT count(*) AS n FROM ${s}.sessions WHERE parent_id IS NULL`))
+          .rows[0].n,
+      );
+    const agree = async () => expect(await counted()).toBe(await actual());
+    try {
+      for (let i = 0; i < 6; i++) {
+        await store.create({ id: `r${i}`, updatedAt: new Date(Date.UTC(2024, 0, 1 + i)) });
+      }
+      await agree();
+      const kid = await store.branch('r0', 0);
+      const clone = await store.clone('r1');
+      // An import restoring a tree: a child whose parent comes later.
+      await store.create({ id: 'orphan', parentId: 'later' });
+      await agree();
+      await store.commit(kid.id, { append: [{ role: 'user', content: 'turn' }] });
+      await store.merge(kid.id);
+      await agree();
+      // Delete with promotion: the branch becomes a root.
+      await store.delete('r0');
+      expect((await store.load(kid.id)).parentId).toBeUndefined();
+      await agree();
+      const grandkid = await store.branch(kid.id, 1);
+      await store.delete(grandkid.id);
+      await agree();
+      // enforceMax keeps the newest three roots (list order) and deletes the other roots;
+      // their children become roots; sub-sessions never count.
+      await store.branch('r2', 0);
+      const rootsBefore = (await store.list({ includeArchived: true, limit: 1000 })).filter(
+        (x) => x.parentId === undefined,
+      );
+      expect(await store.enforceMax(3)).toBe(rootsBefore.length - 3);
+      await agree();
+      const rootsAfter = new Set(
+        (await admin().query(`SELECT id FROM ${s}.sessions WHERE parent_id IS NULL`)).rows.map(
+          (r: { id: string }) => r.id,
+        ),
+      );
+      expect(rootsBefore.filter((x) => rootsAfter.has(x.id)).map((x) => x.id)).toEqual(
+        rootsBefore.slice(0, 3).map((x) => x.id),
+      );
+      expect(rootsAfter.has(clone.id)).toBe(true);
+      // Each pass folds the rows into one (here a pass that deletes nothing).
+      expect(await store.enforceMax(1000)).toBe(0);
+      expect(
+        Number((await admin().query(`SELECT count(*) AS n FROM ${s}.root_count`)).rows[0].n),
+      ).toBe(1);
+    } finally {
+      await dispose();
+    }
+  });
+});

@@ -1,7 +1,8 @@
-// search-rows.ts: search rows hold each message separately, in chunks of about 64 KB.
+// search-rows.ts: the search text a write stores holds each message separately, in rows of
+// about 64 KB; the indexer joins rows into chunks of the same size (search-index-plan.ts).
 import { SEARCH_TEXT_SEPARATOR, searchTextMatches, searchTextOf } from '@sessionkit/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { SEARCH_CHUNK, searchChunks } from '../src/search-rows.js';
+import { SEARCH_CHUNK, searchChunks, searchChunksIn } from '../src/search-rows.js';
 import { admin, borrowedStore, postgresForFile } from './harness.js';
 
 const available = postgresForFile('the search-rows tests did not run');
@@ -26,8 +27,16 @@ describe.runIf(available)('search-rows › search never spans two messages', () 
           { role: 'assistant', content: 'head more' },
         ],
       });
-      const rows = await admin().query(`SELECT seq FROM "${schema}".search_rows ORDER BY seq`);
-      expect(rows.rows.map((r: { seq: number }) => r.seq)).toEqual([0, 2, 3]);
+      const seqs = async (sql: string) =>
+        (await admin().query(sql)).rows.map((r: { seq: number }) => r.seq);
+      expect(
+        await seqs(`SELECT seq FROM "${schema}".search_pending WHERE seq >= 0 ORDER BY seq`),
+      ).toEqual([0, 2, 3]);
+      await store.indexPendingSearch();
+      // The 66 KB row and the one after it are each too long to join a chunk before them.
+      expect(
+        await seqs(`SELECT first_seq AS seq FROM "${schema}".search_chunks ORDER BY first_seq`),
+      ).toEqual([0, 2, 3]);
       const history = searchTextOf(await store.loadMessages('s'));
       for (const [query, found] of [
         ['needle', true],
@@ -52,7 +61,7 @@ describe.runIf(available)('search-rows › search never spans two messages', () 
 
 describe('search-rows › search chunks', () => {
   it('holds each message as searchTextOf writes it (separator first), in rows of about 64 KB cut between messages', () => {
-    expect(searchChunks([])).toEqual({ seqs: [], texts: [] });
+    expect(searchChunks([])).toEqual({ seqs: [], nexts: [], texts: [] });
     const messages = [
       { role: 'tool', content: [{ type: 'image', mediaType: 'x' }] },
       { role: 'user', content: 'Hello\u0000World' },
@@ -61,12 +70,17 @@ describe('search-rows › search chunks', () => {
     ];
     expect(searchChunks(messages)).toEqual({
       seqs: [1],
+      nexts: [4],
       texts: [searchTextOf(messages).replace('\u0000', '\uFFFD')],
     });
+    // What a write stores starts at its first message, so consecutive commits leave no gap.
+    expect(searchChunksIn('messages', messages).seqs).toEqual([0]);
+    expect(searchChunksIn('titles', messages)).toEqual({ seqs: [], nexts: [], texts: [] });
     expect(searchChunks(messages).texts[0]).toBe('Ahello\uFFFDworldAbareAäöü');
     const big = 'x'.repeat(40_000);
     const chunks = searchChunks([big, big, big, '', big]);
     expect(chunks.seqs).toEqual([0, 1, 2, 4]);
+    expect(chunks.nexts).toEqual([1, 2, 4, 5]);
     // Rows concatenate to searchTextOf, and each starts at a message: no overlap needed.
     expect(chunks.texts.join('')).toBe(searchTextOf([big, big, big, big]));
     for (const text of chunks.texts) expect(text.startsWith(SEARCH_TEXT_SEPARATOR)).toBe(true);

@@ -1,4 +1,4 @@
-// trigram.ts: the pg_trgm index over search rows.
+// trigram.ts: the pg_trgm index over the words rows of search.
 import { describe, expect, it } from 'vitest';
 import { admin, destroyStore, freshStore, postgresForFile } from './harness.js';
 
@@ -9,10 +9,10 @@ describe.runIf(available)('trigram › the index', () => {
     const store = await freshStore();
     try {
       const r = await admin().query(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'search_rows_trgm'`,
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'search_words_trgm'`,
         [store.schema],
       );
-      expect(r.rows[0]?.indexdef).toMatch(/gin \(text .*gin_trgm_ops\)/);
+      expect(r.rows[0]?.indexdef).toMatch(/gin \(words .*gin_trgm_ops\)/);
     } finally {
       await destroyStore(store);
     }

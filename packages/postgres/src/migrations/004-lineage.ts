@@ -1,8 +1,8 @@
 // Schema version 4: merge lineage, counter results checked in the database, search rows
 // that never match across two messages, delete with promotion done by the client.
 import type { PoolClient } from 'pg';
-import { rebuildAllSearchRows } from '../search-rows.js';
 import type { Migration } from './migration.js';
+import { rebuildAllSearchRows } from './v4-search-rows.js';
 
 // The largest integer a counter holds (Number.MAX_SAFE_INTEGER).
 const MAX_COUNT = '9007199254740991';

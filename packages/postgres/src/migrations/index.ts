@@ -5,6 +5,8 @@ import { migration002 } from './002-delete-locks-parent-enforce-max-recheck.js';
 import { migration003 } from './003-enforce-max-locks-only-victims.js';
 import { migration004 } from './004-lineage.js';
 import { migration005 } from './005-deferred-search-index.js';
+import { migration006 } from './006-search-blocks.js';
+import { migration007 } from './007-root-count.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -16,6 +18,8 @@ export const MIGRATIONS: readonly Migration[] = [
   migration003,
   migration004,
   migration005,
+  migration006,
+  migration007,
 ];
 
 /** The newest schema version this package knows. */

@@ -1,9 +1,9 @@
-// The calls of the server-side turn writes `sk_commit` and `sk_append` (their SQL: the
-// migrations, latest in 004-lineage.ts). Each call is built from one ordered table of the
-// function's parameters — name, SQL type, the value the store passes, what it means — and
-// uses PostgreSQL's named notation (`p_id => $1::text`), so the call, its values and the
-// function cannot drift apart silently: a renamed or retyped parameter fails the call, and
-// test/commit-statements.test.ts compares the tables with the signatures in `pg_proc`.
+// The call of `sk_commit`, the server-side function of commits with a patch or a replace
+// and of save (its SQL: migrations/006-search-blocks.ts; the patch-free turn is a plain
+// statement, append.ts). The call is built from one ordered table of the function's
+// parameters — name, SQL type, the value the store passes, what it means — in named
+// notation (`p_id => $1::text`), so the call, its values and the function cannot drift
+// apart silently: test/commit-statements.test.ts compares the table with `pg_proc`.
 import type { CommitInput } from '@sessionkit/core';
 import type { StoredCounters } from '../counters.js';
 import type { SearchChunks } from '../search-rows.js';
@@ -48,19 +48,6 @@ export interface CommitArgs {
   wantHeader: boolean;
 }
 
-/** What `sk_append` is asked to do (the patch-free turn). */
-export interface AppendArgs {
-  id: string;
-  expectedRevision?: number | undefined;
-  expectedMessageCount?: number | undefined;
-  now: Date;
-  bodies: string[];
-  search: SearchChunks;
-  incTokens?: number | undefined;
-  incCost?: number | undefined;
-  incTurns?: number | undefined;
-}
-
 /**
  * One IN parameter of a server-side function: its name and SQL type exactly as
  * `pg_proc` / `format_type` spell them, and the value the store passes for it.
@@ -71,7 +58,7 @@ export interface FunctionParam<A> {
   value(args: A): unknown;
 }
 
-/** The result codes of sk_commit / sk_append. */
+/** The result codes of sk_commit and of the append statement (append.ts). */
 export type CommitCode =
   | 'ok'
   | 'not_found'
@@ -79,7 +66,7 @@ export type CommitCode =
   | 'conflict_count'
   | 'out_of_range';
 
-/** The row `sk_append` returns (its OUT parameters). */
+/** The row of the append statement (sk_commit's first columns). */
 export interface AppendRow extends StoredCounters {
   code: CommitCode;
   revision: string | null;
@@ -104,8 +91,9 @@ export const COMMIT_PARAMS: readonly FunctionParam<CommitArgs>[] = [
   // true: the bodies replace the history; false: they are appended.
   { name: 'p_replace', type: 'boolean', value: (a) => a.replace },
   { name: 'p_bodies', type: 'text[]', value: (a) => a.bodies },
-  // Search chunks of the new messages (seqs relative to the first new message).
+  // Search rows of the new messages: row i holds the messages at offsets seq[i] … next[i] - 1.
   { name: 'p_search_seq', type: 'integer[]', value: (a) => a.search.seqs },
+  { name: 'p_search_next', type: 'integer[]', value: (a) => a.search.nexts },
   { name: 'p_search', type: 'text[]', value: (a) => a.search.texts },
   { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
   // Patched header fields; the title also in lower case, for its search row ('': no row).
@@ -145,20 +133,6 @@ export const COMMIT_PARAMS: readonly FunctionParam<CommitArgs>[] = [
   { name: 'p_rewrite', type: 'boolean', value: (a) => a.rewrite },
 ];
 
-/** The parameters of `sk_append`, in the function's order. */
-export const APPEND_PARAMS: readonly FunctionParam<AppendArgs>[] = [
-  { name: 'p_id', type: 'text', value: (a) => a.id },
-  { name: 'p_expected_rev', type: 'bigint', value: (a) => a.expectedRevision ?? null },
-  { name: 'p_expected_count', type: 'integer', value: (a) => a.expectedMessageCount ?? null },
-  { name: 'p_bodies', type: 'text[]', value: (a) => a.bodies },
-  { name: 'p_search_seq', type: 'integer[]', value: (a) => a.search.seqs },
-  { name: 'p_search', type: 'text[]', value: (a) => a.search.texts },
-  { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
-  { name: 'p_inc_tokens', type: 'bigint', value: (a) => a.incTokens ?? null },
-  { name: 'p_inc_cost', type: 'double precision', value: (a) => a.incCost ?? null },
-  { name: 'p_inc_turns', type: 'bigint', value: (a) => a.incTurns ?? null },
-];
-
 /** A call of `s.fn` in named notation, one `$n` per parameter of `params`, in order. */
 export function namedCall<A>(s: string, fn: string, params: readonly FunctionParam<A>[]): string {
   const args = params.map((p, i) => `${p.name} => $${i + 1}::${p.type}`).join(', ');
@@ -170,13 +144,7 @@ export function callValues<A>(params: readonly FunctionParam<A>[], args: A): unk
   return params.map((p) => p.value(args));
 }
 
-/** The turn-write statements of schema `s`; `names` are the prepared-statement names. */
-export function commitStatements(
-  s: string,
-  names: { commit: string; append: string },
-): { commit: Sql<CommitRow>; append: Sql<AppendRow> } {
-  return {
-    commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), names.commit),
-    append: sql<AppendRow>(namedCall(s, 'sk_append', APPEND_PARAMS), names.append),
-  };
+/** The sk_commit statement of schema `s`; `name` is its prepared-statement name. */
+export function commitStatements(s: string, name: string): { commit: Sql<CommitRow> } {
+  return { commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), name) };
 }

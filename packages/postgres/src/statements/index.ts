@@ -4,11 +4,13 @@
 // built per call from their options.
 import { createHash } from 'node:crypto';
 import { quoteIdent } from '../identifiers.js';
+import { appendStatements } from './append.js';
 import { commitStatements } from './commit.js';
 import { eventStatements } from './events.js';
 import { lineageStatements } from './lineage.js';
 import { maintenanceStatements } from './maintenance.js';
 import { routerStatements } from './router.js';
+import { searchStatements } from './search.js';
 import { sessionStatements } from './sessions.js';
 
 /** The statements of one schema, by role. */
@@ -19,10 +21,12 @@ export interface Statements {
   readonly windowName: string;
   readonly sessions: ReturnType<typeof sessionStatements>;
   readonly commit: ReturnType<typeof commitStatements>;
+  readonly append: ReturnType<typeof appendStatements>;
   readonly lineage: ReturnType<typeof lineageStatements>;
   readonly router: ReturnType<typeof routerStatements>;
   readonly events: ReturnType<typeof eventStatements>;
   readonly maintenance: ReturnType<typeof maintenanceStatements>;
+  readonly search: ReturnType<typeof searchStatements>;
 }
 
 /** The statements of `schema` (a checked schema name, see identifiers.ts). */
@@ -37,10 +41,12 @@ export function statementsFor(schema: string): Statements {
       load: `sk_load_${tag}`,
       loadMessages: `sk_load_messages_${tag}`,
     }),
-    commit: commitStatements(s, { commit: `sk_commit_${tag}`, append: `sk_append_${tag}` }),
+    commit: commitStatements(s, `sk_commit_${tag}`),
+    append: appendStatements(s, tag),
     lineage: lineageStatements(s),
     router: routerStatements(s),
     events: eventStatements(s),
     maintenance: maintenanceStatements(s),
+    search: searchStatements(s),
   };
 }

@@ -2,6 +2,7 @@
 // promotion, merge. Each sits next to the type of the rows it returns. `s`: quoted schema.
 import type { PromotionRow } from '../lineage.js';
 import { headerColumns, sql } from '../sql.js';
+import { searchRowDeletes } from './search.js';
 import type { CopySourceRow } from './sessions.js';
 
 /** What `sk_delete_lock` returns: whether the session exists, and its promotion columns. */
@@ -49,8 +50,9 @@ function deleteStatements(s: string) {
 
     /**
      * Writes the promotions and deletes session $1 with its follow pins, message and search
-     * rows (status, events and bindings cascade). $2…$6: the promoted children's ids, new
-     * parents, branch points, rewrites and merge bases (JSON text), one array each.
+     * rows (status, events and bindings cascade; pending rows the indexer holds are left to
+     * it, see searchRowDeletes). $2…$6: the promoted children's ids, new parents, branch
+     * points, rewrites and merge bases (JSON text), one array each.
      */
     deleteWithPromotions: sql(`WITH up AS (
   UPDATE ${s}.sessions AS c SET parent_id = u.p, branched_at_turn = u.b,
@@ -61,9 +63,7 @@ function deleteStatements(s: string) {
   DELETE FROM ${s}.follows WHERE target = $1
 ), m AS (
   DELETE FROM ${s}.messages WHERE session_id = $1
-), x AS (
-  DELETE FROM ${s}.search_rows WHERE session_id = $1
-)
+), ${searchRowDeletes(s, 'q.session_id = $1')}
 DELETE FROM ${s}.sessions WHERE id = $1`),
   };
 }
@@ -86,31 +86,49 @@ function mergeStatements(s: string) {
     ),
 
     /**
-     * $1 parent: deletes its message rows and message search rows. A statement of its own:
-     * sub-statements of one WITH run on one snapshot, so an INSERT there would collide with
-     * the rows its sibling DELETE removes.
+     * $1 parent: deletes its message rows and the search rows of its messages (not its
+     * title's). A statement of its own: sub-statements of one WITH run on one snapshot, so
+     * an INSERT there would collide with the rows its sibling DELETE removes.
      */
-    clearMergeParent: sql(`WITH dm AS (DELETE FROM ${s}.messages WHERE session_id = $1)
-DELETE FROM ${s}.search_rows WHERE session_id = $1 AND seq >= 0`),
+    clearMergeParent: sql(`WITH dm AS (DELETE FROM ${s}.messages WHERE session_id = $1),
+${searchRowDeletes(s, 'q.session_id = $1', 'messages')}
+SELECT 1`),
 
     /**
-     * Copies child $2's message and search rows to parent $1 and writes the plan's header
-     * fields: $3 tokenCount, $4 costUsd, $5 turnCount, $6 message count, $7 revision,
-     * $8 updatedAt, $9/$10 lineage. Returns the parent's children and new bodies.
+     * Copies child $2's message rows and its current search rows (chunks, block words,
+     * pending rows: one snapshot, so each text once, wherever the indexer had it) to parent
+     * $1 under a new search epoch, and writes the plan's header fields: $3 tokenCount,
+     * $4 costUsd, $5 turnCount, $6 message count, $7 revision, $8 updatedAt, $9/$10
+     * lineage. Returns the parent's children and new bodies.
      */
     mergeIntoParent: sql<MergedRow>(`WITH src AS (
   SELECT seq, body FROM ${s}.messages WHERE session_id = $2
 ), im AS (
   INSERT INTO ${s}.messages (session_id, seq, body) SELECT $1, seq, body FROM src
-), isr AS (
-  INSERT INTO ${s}.search_rows (session_id, seq, text)
-  SELECT $1, seq, text FROM ${s}.search_rows WHERE session_id = $2 AND seq >= 0
 ), up AS (
   UPDATE ${s}.sessions SET token_count = $3, cost_usd = $4, turn_count = $5,
     message_count = $6, revision = $7, updated_at = $8,
-    history_rewrites = $9, merge_base = $10::jsonb
+    history_rewrites = $9, merge_base = $10::jsonb,
+    search_epoch = nextval('${s}.search_epochs'::regclass)
   WHERE id = $1
-  RETURNING id
+  RETURNING id, search_epoch
+), child AS (
+  SELECT search_epoch FROM ${s}.sessions WHERE id = $2
+), ic AS (
+  INSERT INTO ${s}.search_chunks (session_id, epoch, first_seq, end_seq, text)
+  SELECT up.id, up.search_epoch, k.first_seq, k.end_seq, k.text
+  FROM up, child, ${s}.search_chunks AS k
+  WHERE k.session_id = $2 AND k.epoch = child.search_epoch
+), iw AS (
+  INSERT INTO ${s}.search_words (session_id, epoch, block, words)
+  SELECT up.id, up.search_epoch, w.block, w.words
+  FROM up, child, ${s}.search_words AS w
+  WHERE w.session_id = $2 AND w.epoch = child.search_epoch AND w.block >= 0
+), ip AS (
+  INSERT INTO ${s}.search_pending (session_id, seq, next_seq, epoch, text)
+  SELECT up.id, p.seq, p.next_seq, up.search_epoch, p.text
+  FROM up, child, ${s}.search_pending AS p
+  WHERE p.session_id = $2 AND p.epoch = child.search_epoch AND p.seq >= 0
 )
 SELECT ARRAY(SELECT c.id::text FROM ${s}.sessions AS c WHERE c.parent_id = up.id ORDER BY c.id)
     AS children,

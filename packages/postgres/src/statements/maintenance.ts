@@ -1,5 +1,6 @@
 // Statements of repair (derived data rebuilt from the authoritative rows) and retention
-// (`enforceMax`). `s`: the quoted schema.
+// (`enforceMax`); repair's sweep of orphaned search rows is in search.ts. `s`: the quoted
+// schema.
 import { sql } from '../sql.js';
 
 /** A session id (pages of sessions). */
@@ -12,6 +13,8 @@ export interface RepairHeadRow {
   title: string;
   message_count: number;
   state: string | null;
+  title_search: string;
+  search_epoch: string;
 }
 
 /** A stored message row. */
@@ -20,10 +23,17 @@ export interface StoredMessageRow {
   body: string;
 }
 
-/** A stored search row. */
-export interface SearchRow {
+/** A stored search text of the current epoch: a chunk (`pending` false) or a pending row. */
+export interface StoredSearchText {
   seq: number;
+  next_seq: number;
   text: string;
+  pending: boolean;
+}
+
+/** A words row. */
+export interface WordsTextRow {
+  words: string;
 }
 
 /** A count. */
@@ -39,9 +49,10 @@ export function maintenanceStatements(s: string) {
       `SELECT id FROM ${s}.sessions WHERE id > $1::text COLLATE "C" ORDER BY id LIMIT 200`,
     ),
 
-    /** $1 id: title, message count and state, row-locked. */
+    /** $1 id: title, message count, state and the search fields, row-locked. */
     lockRepairHead: sql<RepairHeadRow>(
-      `SELECT title, message_count, state FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
+      `SELECT title, message_count, state, title_search, search_epoch::text AS search_epoch
+       FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
     ),
 
     /** $1 id: the message rows in seq order. */
@@ -49,45 +60,38 @@ export function maintenanceStatements(s: string) {
       `SELECT seq, body FROM ${s}.messages WHERE session_id = $1 ORDER BY seq`,
     ),
 
-    /** $1 id: the search rows (title at -1 first) in seq order. */
-    searchRows: sql<SearchRow>(
-      `SELECT seq, text FROM ${s}.search_rows WHERE session_id = $1 ORDER BY seq`,
+    /** $1 id, $2 epoch: its message search texts of that epoch, chunks and pending rows, in seq order. */
+    storedSearchTexts: sql<StoredSearchText>(
+      `SELECT first_seq AS seq, end_seq AS next_seq, text, false AS pending
+       FROM ${s}.search_chunks WHERE session_id = $1 AND epoch = $2
+       UNION ALL
+       SELECT seq, next_seq, text, true FROM ${s}.search_pending
+       WHERE session_id = $1 AND epoch = $2 AND seq >= 0
+       ORDER BY seq`,
     ),
 
-    /** $1 id: deletes all its search rows (the title's too). */
-    deleteSearchRows: sql(`DELETE FROM ${s}.search_rows WHERE session_id = $1`),
+    /** $1 id: whether a title row is pending. */
+    titlePending: sql<{ p: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${s}.search_pending WHERE session_id = $1 AND seq = -1) AS p`,
+    ),
+
+    /** $1 id: its title's words rows. */
+    titleWords: sql<WordsTextRow>(
+      `SELECT words FROM ${s}.search_words WHERE session_id = $1 AND block = -1`,
+    ),
 
     /** $1 id, $2 message count. */
     setMessageCount: sql(`UPDATE ${s}.sessions SET message_count = $2 WHERE id = $1`),
 
-    /** Deletes the search rows of sessions that no longer exist; counts those sessions. */
-    deleteOrphanSearchRows: sql<CountRow>(`WITH d AS (
-  DELETE FROM ${s}.search_rows AS r
-  WHERE NOT EXISTS (SELECT 1 FROM ${s}.sessions AS x WHERE x.id = r.session_id)
-  RETURNING r.session_id
-)
-SELECT count(DISTINCT session_id)::integer AS n FROM d`),
+    /** Whether autovacuum runs on this server (it needs track_counts too). */
+    autovacuumOn: sql<{ on: boolean }>(
+      `SELECT current_setting('autovacuum') = 'on' AND current_setting('track_counts') = 'on' AS on`,
+    ),
 
-    /**
-     * Moves the pending search rows (`search_pending`, written by turns) of up to $1
-     * sessions into `search_rows`, where the trigram index covers them; returns how many
-     * rows moved. Each session's row is locked first (`FOR NO KEY UPDATE SKIP LOCKED`: a
-     * session being written is left for the next pass), so a writer that deletes search
-     * rows afterwards (replace, delete, merge) sees them moved; the move itself is one
-     * statement, so a search sees each row on one side or the other, never both or none.
-     */
-    indexPendingSearch: sql<CountRow>(`WITH l AS (
-  SELECT x.id FROM ${s}.sessions AS x
-  WHERE x.id IN (SELECT DISTINCT p.session_id FROM ${s}.search_pending AS p LIMIT $1)
-  FOR NO KEY UPDATE OF x SKIP LOCKED
-), d AS (
-  DELETE FROM ${s}.search_pending AS p USING l WHERE p.session_id = l.id
-  RETURNING p.session_id, p.seq, p.text
-), i AS (
-  INSERT INTO ${s}.search_rows (session_id, seq, text) SELECT * FROM d
-  ON CONFLICT (session_id, seq) DO UPDATE SET text = EXCLUDED.text
-)
-SELECT count(*)::integer AS n FROM d`),
+    /** $1 table name: its row count as the planner knows it (-1: never analyzed or vacuumed). */
+    tableRows: sql<{ n: number }>(
+      `SELECT reltuples AS n FROM pg_class WHERE oid = ('${s}.' || quote_ident($1))::regclass`,
+    ),
 
     /** $1 max: keeps the newest $1 roots and deletes the others (migration 004's function). */
     enforceMax: sql<CountRow>(`SELECT ${s}.sk_enforce_max($1) AS n`),

@@ -1,5 +1,5 @@
 // Statements of the session writes and reads that are not a commit: create, load,
-// loadMessages, save's reads under the row lock, branch/clone's copy, search-row inserts.
+// loadMessages, save's reads under the row lock, branch/clone's copy, pending search rows.
 // Each statement sits next to the type of the rows it returns. `s`: the quoted schema.
 import type { LineageColumns } from '../lineage.js';
 import type { HeaderRow } from '../rows.js';
@@ -95,24 +95,27 @@ function writeStatements(s: string) {
      * taken. $1 id, $2 title, $3 folder, $4 parent id, $5 createdAt, $6 updatedAt, $7 model,
      * $8 provider, $9 tokenCount, $10 costUsd, $11 turnCount, $12 metadata JSON, $13 status,
      * $14 branchedAtTurn, $15 archivedAt, $16 mode, $17 state JSON, $18 message count,
-     * $19 bodies, $20/$21 search chunk seqs/texts, $22 lower-cased title, $23/$24 lineage.
+     * $19 bodies, $20/$25/$21 search rows' first seqs, next seqs and texts, $22 the title as
+     * search reads it ('' under scope none), $23/$24 lineage. The search rows and the title's
+     * go to `search_pending` under the new session's search epoch.
      */
     create: sql<CreatedRow>(`WITH ins AS (
   INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
     token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, archived_at,
-    mode, state, message_count, history_rewrites, merge_base)
+    mode, state, message_count, history_rewrites, merge_base, title_search)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, 1, $15, $16, $17, $18,
-    $23, $24::jsonb)
+    $23, $24::jsonb, $22)
   ON CONFLICT (id) DO NOTHING
-  RETURNING id
+  RETURNING id, search_epoch
 ), m AS (
   INSERT INTO ${s}.messages (session_id, seq, body)
   SELECT ins.id, u.o::integer - 1, u.b FROM ins, unnest($19::text[]) WITH ORDINALITY AS u(b, o)
 ), r AS (
-  INSERT INTO ${s}.search_rows (session_id, seq, text)
-  SELECT ins.id, u.o, u.t FROM ins, unnest($20::integer[], $21::text[]) AS u(o, t)
+  INSERT INTO ${s}.search_pending (session_id, seq, next_seq, epoch, text)
+  SELECT ins.id, u.o, u.e, ins.search_epoch, u.t
+  FROM ins, unnest($20::integer[], $25::integer[], $21::text[]) AS u(o, e, t)
   UNION ALL
-  SELECT ins.id, -1, $22::text FROM ins WHERE $22::text <> ''
+  SELECT ins.id, -1, -1, ins.search_epoch, $22::text FROM ins WHERE $22::text <> ''
 )
 SELECT (SELECT count(*) FROM ins)::integer AS created,
   ARRAY(SELECT c.id::text FROM ${s}.sessions AS c WHERE c.parent_id = $1 ORDER BY c.id) AS children`),
@@ -134,14 +137,14 @@ FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
      * them. $1 id, $2 title, $3 folder, $4 parent id, $5 now (created and updated), $6 model,
      * $7 provider, $8 tokenCount, $9 costUsd, $10 turnCount, $11 metadata JSON, $12 status,
      * $13 branchedAtTurn, $14 mode, $15 state JSON, $16 messages to copy, $17 source id,
-     * $18/$19 lineage.
+     * $18/$19 lineage, $20 the title as search reads it.
      */
     insertCopy: sql<CopiedRow>(`WITH ins AS (
   INSERT INTO ${s}.sessions (id, title, folder, parent_id, created_at, updated_at, model, provider,
     token_count, cost_usd, turn_count, metadata, status, branched_at_turn, revision, mode, state,
-    message_count, history_rewrites, merge_base)
+    message_count, history_rewrites, merge_base, title_search)
   VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, 1, $14, $15, $16,
-    $18, $19::jsonb)
+    $18, $19::jsonb, $20)
   RETURNING id
 ), src AS (
   SELECT seq, body FROM ${s}.messages WHERE session_id = $17 AND seq < $16
@@ -150,9 +153,14 @@ FROM ${s}.sessions WHERE id = $1 FOR UPDATE`,
 )
 SELECT src.seq, src.body FROM src ORDER BY src.seq`),
 
-    /** $1 id, $2 seqs, $3 texts: inserts search rows (chunks, and the title at seq -1). */
-    insertSearchRows: sql(`INSERT INTO ${s}.search_rows (session_id, seq, text)
-           SELECT $1, u.o, u.t FROM unnest($2::integer[], $3::text[]) AS u(o, t)`),
+    /**
+     * $1 id, $2 first seqs, $3 next seqs, $4 texts: pending search rows (the title's at
+     * seq -1) under the session's current search epoch.
+     */
+    insertPending: sql(`INSERT INTO ${s}.search_pending (session_id, seq, next_seq, epoch, text)
+  SELECT x.id, u.o, u.e, x.search_epoch, u.t
+  FROM ${s}.sessions AS x, unnest($2::integer[], $3::integer[], $4::text[]) AS u(o, e, t)
+  WHERE x.id = $1`),
   };
 }
 
