@@ -182,7 +182,12 @@ export function setOwn(obj: Record<string, unknown>, key: string, value: unknown
   // Only `__proto__` has a setter on a plain object: every other key is assigned, which
   // keeps the object in V8's fast mode (a copied message is stringified on every commit).
   if (key === '__proto__')
-    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(obj, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   else obj[key] = value;
 }
 
