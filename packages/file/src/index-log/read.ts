@@ -62,6 +62,5 @@ function applyAppended(fd: number, state: IndexState, size: number): 'damaged' |
   }
   for (const f of parsed.frames) applyIndexRecord(state, f.meta);
   state.size += parsed.validEnd;
-  if (parsed.frames.length > 0) state.children = undefined;
   return undefined;
 }

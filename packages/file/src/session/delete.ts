@@ -103,7 +103,7 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
   const sp = ctx.sessionPaths(id);
   // Promote the children first: a crash half-way leaves every session readable.
   const index = await refreshIndex(ctx);
-  const kids = [...index.entries.values()].filter((e) => e.parentId === id).map((e) => e.id);
+  const kids = index.listable.children(id);
   for (const childId of kids) await promoteChild(ctx, childId, deleted);
   const grave = join(ctx.paths.trash, `${id}.${randomBytes(6).toString('hex')}`);
   await fsp.rename(sp.dir, grave);
