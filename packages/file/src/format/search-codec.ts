@@ -110,9 +110,13 @@ function chunkOf(packed: Buffer, mark: number): Buffer {
   return out;
 }
 
-/** A whole format-4 search file holding `text` (one chunk; none when `text` is empty). */
-export function encodeSearchFile(text: string): Buffer {
-  return text ? Buffer.concat([SEARCH_MAGIC, encodeSearchChunk(text)]) : Buffer.from(SEARCH_MAGIC);
+/**
+ * A whole search file holding `text` (one chunk, compressed or `stored`; none when `text`
+ * is empty).
+ */
+export function encodeSearchFile(text: string, stored = false): Buffer {
+  if (!text) return Buffer.from(SEARCH_MAGIC);
+  return Buffer.concat([SEARCH_MAGIC, stored ? encodeStoredChunk(text) : encodeSearchChunk(text)]);
 }
 
 /** What a search file holds: its text, and how many chunks it took (format 4). */

@@ -32,8 +32,12 @@ function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   // Derived data (rebuilt by repair), so no fsync: a crash may only make search stale.
   const path = ctx.sessionPaths(id).search;
   ctx.keptFiles.drop(path);
-  replaceFileNoSync(path, tempPathFor(path), encodeSearchFile(text));
-  noteStoredTail(ctx, path, 0);
+  // A small text is stored as it is (no compressor set up for a create); its first merge
+  // compresses it.
+  const stored = Buffer.byteLength(text) < MERGE_FROM_BYTES;
+  const file = encodeSearchFile(text, stored);
+  replaceFileNoSync(path, tempPathFor(path), file);
+  noteStoredTail(ctx, path, stored ? file.length - SEARCH_MAGIC.length : 0);
   ctx.searchStale.delete(id);
 }
 

@@ -33,6 +33,8 @@ const MAX_LEASES = 4096;
  * written from another host); without a watch, the poll is all there is.
  */
 const WANT_POLL_MS = 10;
+/** A lease term under this is refreshed by the timer even during a single write. */
+const SHORT_TERM_MS = 60_000;
 const WANT_POLL_WATCHED_MS = 100;
 
 /** One held lease. */
@@ -189,8 +191,10 @@ export class LeaseTable {
           this.#o.leaseMs > 0 &&
           (keep || !fresh) &&
           !this.#isWanted(id);
-        if (keepIt) this.#afterKeep();
-        else await this.#release(lease);
+        if (keepIt) {
+          this.#startTimer();
+          this.#afterKeep();
+        } else await this.#release(lease);
       }
     } finally {
       this.#mutex.release(id);
@@ -296,7 +300,10 @@ export class LeaseTable {
         if (!lease.inSection) void this.#release(lease);
       },
     });
-    this.#startTimer();
+    // A lock held for one call is dated a term ahead when taken: only a short term (a
+    // small `leaseMs`) needs the timer's refresh during a long write. Kept leases start it
+    // (wants, idle release); a create or save no longer sets up a folder watch for itself.
+    if (this.#term < SHORT_TERM_MS) this.#startTimer();
     return lease;
   }
 
