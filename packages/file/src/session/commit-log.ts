@@ -21,7 +21,7 @@ import type { Fd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 import { foldDue, foldLog } from './fold.js';
-import type { SessionTip } from './tip.js';
+import type { SessionTip } from './session-tip.js';
 
 /** A session's state after a record: what its meta carries. */
 export interface StateAfter {

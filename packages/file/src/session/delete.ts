@@ -19,10 +19,9 @@ import { appendIndexRecords, delRecord, putRecord } from '../index-log/append.js
 import { refreshIndex } from '../index-log/refresh.js';
 import { dropSessionRoutes } from '../router/router-file.js';
 import type { StoreContext } from '../store/context.js';
-import { lockForWrite } from '../store/write-lock.js';
 import { appendLogRecord } from './commit-log.js';
 import { listSessionFolder } from './folder.js';
-import { withSessionLock } from './lock.js';
+import { lockForWrite, withSessionLock } from './lock.js';
 import { readSessionTip, type SessionTip } from './tip.js';
 
 /** The header fields of a deleted session that neither the session nor the index had. */

@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import { KeyedMutex, withFileLock } from '@sessionkit/core/adapter';
 import { createLockFile } from '../io/lock-file.js';
 import { errors } from '../store/errors.js';
-import type { SessionTip } from './tip.js';
 
 /** Leases a store keeps at most (each is one lock file; no descriptor stays open). */
 const MAX_LEASES = 4096;
@@ -52,9 +51,15 @@ interface Lease {
   wanted: boolean;
   /** Lost (broken by another process after a stall): released without unlinking. */
   lost: boolean;
-  /** The session's tip as this store's writes left it while holding the lease. */
-  tip: SessionTip | undefined;
+  /**
+   * Names this unbroken holding: a new number whenever the lock is taken anew or a write
+   * under it fails, so what a write cached under one number is not trusted under another.
+   */
+  epoch: number;
 }
+
+/** The last lease epoch handed out in this process. */
+let lastEpoch = 0;
 
 /** Leases held in this process, by lock path: stores of one process hand them over at once. */
 interface ProcessLeases {
@@ -126,16 +131,14 @@ export class LeaseTable {
     return this.#leases.has(id);
   }
 
-  /** The tip this store's writes left, while its lease was held without a break. */
-  trustedTip(id: string): SessionTip | undefined {
+  /**
+   * The epoch of the write running under `id`'s lock right now, `undefined` outside one or
+   * once the lock was lost. Equal epochs of two writes mean the lock was held without a
+   * break between them (no other store or process can have written the session).
+   */
+  epochOf(id: string): number | undefined {
     const lease = this.#leases.get(id);
-    return lease?.inSection && !lease.lost ? lease.tip : undefined;
-  }
-
-  /** Records the tip a write under `id`'s lease left (ignored outside a write). */
-  noteTip(id: string, tip: SessionTip | undefined): void {
-    const lease = this.#leases.get(id);
-    if (lease?.inSection) lease.tip = tip;
+    return lease?.inSection && !lease.lost ? lease.epoch : undefined;
   }
 
   /**
@@ -182,7 +185,7 @@ export class LeaseTable {
       } finally {
         lease.inSection = false;
         lease.lastUsed = Date.now();
-        if (!ok) lease.tip = undefined;
+        if (!ok) lease.epoch = ++lastEpoch;
         const keepIt =
           ok &&
           !this.#closed &&
@@ -290,7 +293,7 @@ export class LeaseTable {
       inSection: false,
       wanted: false,
       lost: false,
-      tip: undefined,
+      epoch: ++lastEpoch,
     };
     this.#leases.set(id, lease);
     processLeases.holders.set(path, {
@@ -374,7 +377,6 @@ export class LeaseTable {
     } catch {
       // Broken by another process (we stalled past the stale time): not ours any more.
       lease.lost = true;
-      lease.tip = undefined;
     }
   }
 

@@ -11,7 +11,7 @@ import { LogSyncer } from '../io/log-syncer.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
 import { LeaseTable } from '../session/lease.js';
-import type { SessionTip } from '../session/tip.js';
+import type { SessionTip } from '../session/session-tip.js';
 
 /** Session path sets kept at most (pure strings, never stale: the cache only saves work). */
 const SESSION_PATHS_KEPT = 16_384;
@@ -114,14 +114,12 @@ export class StoreContext {
    * trusts it after one `stat` of the log.
    */
   setWriterTip(id: string, tip: SessionTip): void {
-    this.tips.set(id, tip);
-    this.leases.noteTip(id, tip);
+    this.tips.set(id, { ...tip, leaseEpoch: this.leases.epochOf(id) });
   }
 
   /** Forgets the session's cached tip (the next write re-reads the folder). */
   forgetTip(id: string): void {
     this.tips.delete(id);
-    this.leases.noteTip(id, undefined);
   }
 
   /** The paths of session `id` (cached). */
