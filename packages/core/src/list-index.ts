@@ -3,9 +3,20 @@
 // split into archived and not archived, so a page costs O(log n + page) instead of a sort
 // of every session. `query` is matched on the candidates of the best partition, in order,
 // until the page is full.
+import { compareIds, compareListOrder, type ListableEntry, matchesListFilters } from './session.js';
+
+/**
+ * Listing order (newest first, then id desc), written out for the index's hot loops:
+ * negative when `a` comes first.
+ */
+function listOrder(a: ListableEntry, b: ListableEntry): number {
+  const ta = a.updatedAt.getTime();
+  const tb = b.updatedAt.getTime();
+  if (ta !== tb) return ta > tb ? -1 : 1;
+  return a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
+}
 
 import type { NormalizedListOptions } from './input/list-input.js';
-import { compareIds, compareListOrder, type ListableEntry, matchesListFilters } from './session.js';
 
 /** Entries per chunk of an ordered run before it is split in two. */
 const CHUNK_MAX = 512;
@@ -44,13 +55,36 @@ class OrderedRun<E extends ListableEntry> {
     return { chunk: lo, index: a };
   }
 
+  /** The position of the first entry that does not come before `e` (or the end). */
+  lowerBound(e: E): Position {
+    const chunks = this.chunks;
+    let lo = 0;
+    let hi = chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = chunks[mid]!;
+      if (listOrder(c[c.length - 1]!, e) >= 0) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === chunks.length) return { chunk: lo, index: 0 };
+    const c = chunks[lo]!;
+    let a = 0;
+    let b = c.length - 1;
+    while (a < b) {
+      const mid = (a + b) >> 1;
+      if (listOrder(c[mid]!, e) >= 0) b = mid;
+      else a = mid + 1;
+    }
+    return { chunk: lo, index: a };
+  }
+
   add(e: E): void {
     this.size++;
     if (this.chunks.length === 0) {
       this.chunks.push([e]);
       return;
     }
-    let at = this.firstWhere((x) => compareListOrder(x, e, false) >= 0);
+    let at = this.lowerBound(e);
     if (at.chunk === this.chunks.length) {
       const last = this.chunks.length - 1;
       at = { chunk: last, index: this.chunks[last]!.length };
@@ -63,7 +97,7 @@ class OrderedRun<E extends ListableEntry> {
 
   /** Removes `e` (the very entry added, found by its key). */
   delete(e: E): void {
-    const at = this.firstWhere((x) => compareListOrder(x, e, false) >= 0);
+    const at = this.lowerBound(e);
     const c = this.chunks[at.chunk];
     if (c?.[at.index] !== e) return;
     c.splice(at.index, 1);
@@ -94,6 +128,15 @@ class OrderedRun<E extends ListableEntry> {
     if (at.index > 0) return { chunk: at.chunk, index: at.index - 1 };
     if (at.chunk === 0) return undefined;
     return { chunk: at.chunk - 1, index: this.chunks[at.chunk - 1]!.length - 1 };
+  }
+
+  /** A run of `sorted` (already in listing order), cut into half-full chunks. */
+  static of<E extends ListableEntry>(sorted: E[]): OrderedRun<E> {
+    const run = new OrderedRun<E>();
+    for (let i = 0; i < sorted.length; i += CHUNK_MAX >> 1)
+      run.chunks.push(sorted.slice(i, i + (CHUNK_MAX >> 1)));
+    run.size = sorted.length;
+    return run;
   }
 
   copy(): OrderedRun<E> {
@@ -163,6 +206,28 @@ export class ListIndex<E extends ListableEntry> extends Map<string, E> {
   override clear(): void {
     super.clear();
     this.#parts.clear();
+  }
+
+  /**
+   * An index of `entries` (by id; a later entry of an id replaces an earlier one), built
+   * with one sort instead of one insert per entry and partition: O(n log n), for loading
+   * a whole index at once.
+   */
+  static of<E extends ListableEntry>(entries: Iterable<E>): ListIndex<E> {
+    const out = new ListIndex<E>();
+    for (const e of entries) Map.prototype.set.call(out, e.id, e);
+    const sorted = [...Map.prototype.values.call(out)] as E[];
+    sorted.sort(listOrder);
+    const parts = new Map<string, E[]>();
+    for (const e of sorted) {
+      for (const key of partitionsOf(e)) {
+        const list = parts.get(key);
+        if (list) list.push(e);
+        else parts.set(key, [e]);
+      }
+    }
+    for (const [key, list] of parts) out.#parts.set(key, OrderedRun.of(list));
+    return out;
   }
 
   /** An independent copy (its own order), in O(n) without sorting. */
