@@ -125,6 +125,8 @@ export function spliceFold(
     if (m.seq !== seq || headerProblem(m.header, id) || m.header.revision < header.revision)
       return undefined;
     if (m.appended === 0 && f.bodyEnd !== f.bodyStart) return undefined;
+    // A truncation drops stored messages: the fold goes through a full load.
+    if (m.truncate !== undefined) return undefined;
     if (m.appended > 0) {
       pieces.push({
         bytes: logBuf.subarray(f.bodyStart, f.bodyEnd),
