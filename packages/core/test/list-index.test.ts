@@ -1,13 +1,9 @@
 // ListIndex (src/list-index.ts): pages, children and roots equal what sorting every entry
 // gives (`selectPage`), for random entries, filters, cursors and writes.
 import { describe, expect, it } from 'vitest';
-import {
-  type ListableEntry,
-  ListIndex,
-  normalizeListOptions,
-  selectPage,
-} from '../src/adapter.js';
+import { type ListableEntry, ListIndex, normalizeListOptions, selectPage } from '../src/adapter.js';
 import { errorsFor } from '../src/errors.js';
+import type { ListOptions } from '../src/types.js';
 
 const errors = errorsFor('core');
 
@@ -64,7 +60,7 @@ describe('ListIndex', () => {
     for (let q = 0; q < 400; q++) {
       const values = [...all.values()];
       const pick = values[r(values.length)]!;
-      const options: Parameters<typeof normalizeListOptions>[1] = {
+      const options: ListOptions = {
         limit: 1 + r(40),
         offset: r(4) === 0 ? r(30) : 0,
         oldestFirst: r(2) === 0,

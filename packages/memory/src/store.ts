@@ -24,7 +24,7 @@ import {
   type StoredRoute,
   windowBounds,
 } from '@sessionkit/core/adapter';
-import { bindingKey, type IndexEntry, insertNewRecord, MemoryBackend } from './backend.js';
+import { bindingKey, insertNewRecord, MemoryBackend } from './backend.js';
 import { errors, getRecord, sessionOf, summaryOf } from './codec.js';
 import { commitRecord, saveRecord } from './commit.js';
 import { rebuildIndex } from './repair.js';
