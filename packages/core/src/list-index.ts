@@ -57,25 +57,7 @@ class OrderedRun<E extends ListableEntry> {
 
   /** The position of the first entry that does not come before `e` (or the end). */
   lowerBound(e: E): Position {
-    const chunks = this.chunks;
-    let lo = 0;
-    let hi = chunks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const c = chunks[mid]!;
-      if (listOrder(c[c.length - 1]!, e) >= 0) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo === chunks.length) return { chunk: lo, index: 0 };
-    const c = chunks[lo]!;
-    let a = 0;
-    let b = c.length - 1;
-    while (a < b) {
-      const mid = (a + b) >> 1;
-      if (listOrder(c[mid]!, e) >= 0) b = mid;
-      else a = mid + 1;
-    }
-    return { chunk: lo, index: a };
+    return this.firstWhere((x) => listOrder(x, e) >= 0);
   }
 
   add(e: E): void {
