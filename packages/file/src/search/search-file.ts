@@ -52,11 +52,14 @@ export function readSearchText(ctx: StoreContext, id: string): string {
 }
 
 /**
- * A merge leaves a compressed chunk of this many deflated bytes (about 100 KiB of text)
- * alone: merging it again would cost its whole inflate and deflate for no fewer bytes, as
- * deflate looks back only 32 KiB.
+ * A merge leaves every compressed chunk alone and compresses only the stored run that
+ * ends the file: commits append stored chunks only, so each compressed chunk came from a
+ * merge or a rewrite and holds at least `MERGE_FROM_BYTES` of text (or a whole history).
+ * Merging one again would cost its whole decompression and compression at every merge,
+ * which grows with the history (measured: with Brotli's small chunks this made a long
+ * session's commits spend half their time merging).
  */
-const KEEP_CHUNK_BYTES = 32 * 1024;
+const KEEP_CHUNK_BYTES = 1;
 
 /**
  * Stored (uncompressed) chunks that end a search file are merged into one compressed chunk
