@@ -130,21 +130,18 @@ export async function pools(root) {
     // Warm: every conversation once in each (the store learns each session's tip).
     for (let i = 0; i < sessions; i++) for (const r of Object.values(runners)) await r.step();
     const m = await interleaved(runners, rounds, chunk);
-    const pool = `${fmt(sessions)} sessions of ${fmt(messages)}`;
-    line(`${pool}: raw append + fdatasync, a file each`, `${fmt(m.median('raw'))} turns/s`);
+    console.log(`  ${fmt(sessions)} sessions of ${fmt(messages)} messages:`);
+    line('  raw append + fdatasync, a file each', `${fmt(m.median('raw'))} turns/s`);
     if (driver)
-      line(
-        `${pool}: SQLite ${version} WAL FULL (${driver.name})`,
-        `${fmt(m.median('sqlite'))} turns/s`,
-      );
-    line(`${pool}: sync: true`, `${fmt(m.median('store'))} turns/s`);
-    line(`  ratio store / raw`, `${fmt(100 * m.ratio('store', 'raw'), 1)} %  (target >= 70 %)`);
+      line(`  SQLite ${version} WAL FULL (${driver.name})`, `${fmt(m.median('sqlite'))} turns/s`);
+    line('  sync: true', `${fmt(m.median('store'))} turns/s`);
+    line('  ratio store / raw', `${fmt(100 * m.ratio('store', 'raw'), 1)} %  (target >= 70 %)`);
     if (driver) {
       line(
-        `  ratio store / SQLite FULL`,
+        '  ratio store / SQLite FULL',
         `${fmt(m.ratio('store', 'sqlite'), 2)}x  (target >= 1.0x)`,
       );
-      line(`  ratio SQLite FULL / raw`, `${fmt(100 * m.ratio('sqlite', 'raw'), 1)} %`);
+      line('  ratio SQLite FULL / raw', `${fmt(100 * m.ratio('sqlite', 'raw'), 1)} %`);
     }
   }
   console.log('');
