@@ -70,6 +70,7 @@ export {
   SessionWriteQueue,
 } from './kit/write-queue.js';
 export { readLineage } from './lineage-record.js';
+export { ListIndex } from './list-index.js';
 export * from './message-window.js';
 export {
   type KnownAdapterPackage,

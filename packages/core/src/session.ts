@@ -179,7 +179,16 @@ export function cloneJson<T>(value: T): T {
  * (a plain assignment would change the prototype instead of storing the key).
  */
 export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  // Only `__proto__` has a setter on a plain object: every other key is assigned, which
+  // keeps the object in V8's fast mode (a copied message is stringified on every commit).
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  else obj[key] = value;
 }
 
 /** A deep, caller-owned copy of a session. */

@@ -3,7 +3,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isSessionKitError } from '../src/errors.js';
-import { isLockHolderGone, withFileLock } from '../src/fs/file-lock.js';
+import {
+  isLockHolderGone,
+  lockFileContent,
+  lockHolderState,
+  withFileLock,
+} from '../src/fs/file-lock.js';
 import {
   deadPid,
   holdInChild,
@@ -458,5 +463,33 @@ describe('isLockHolderGone: the one liveness rule for lock files', () => {
     for (const bad of ['', '{', 'null', '[]', '{"pid":"1"}']) {
       expect(isLockHolderGone(bad)).toBe(false);
     }
+  });
+});
+
+describe('lockHolderState: alive, gone or unknown, by the same rule', () => {
+  const content = (info: Record<string, unknown>) =>
+    JSON.stringify({ token: 't', acquiredAt: new Date().toISOString(), ...info });
+  const ours = { hostname: hostname(), pidNamespace: ourPidNamespace };
+
+  it.runIf(pidsJudged)(
+    'alive for a running process of this host, gone for a dead one',
+    async () => {
+      expect(lockHolderState(content({ pid: process.ppid, ...ours }))).toBe('alive');
+      expect(lockHolderState(content({ pid: process.pid, ...ours }))).toBe('alive');
+      expect(lockHolderState(lockFileContent('x'))).toBe('alive');
+      expect(lockHolderState(content({ pid: await deadPid(), ...ours }))).toBe('gone');
+    },
+  );
+
+  it('unknown for another host or namespace, bad pids and unreadable content', () => {
+    expect(lockHolderState(content({ pid: process.pid, ...ours, hostname: 'elsewhere' }))).toBe(
+      'unknown',
+    );
+    expect(lockHolderState(content({ pid: process.ppid, ...ours, pidNamespace: 'pid:[1]' }))).toBe(
+      'unknown',
+    );
+    expect(lockHolderState(content({ pid: 0, ...ours }))).toBe('unknown');
+    for (const bad of ['', '{', 'null', '{"pid":"1"}'])
+      expect(lockHolderState(bad)).toBe('unknown');
   });
 });

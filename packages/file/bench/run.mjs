@@ -12,6 +12,9 @@ import { performance } from 'node:perf_hooks';
 import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
 import { fmt, median, rate } from './figures.mjs';
+import { listing as listingTargets } from './listing.mjs';
+import { loads } from './loads.mjs';
+import { pools } from './pools.mjs';
 import { targets } from './targets.mjs';
 
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 1500);
@@ -210,9 +213,26 @@ function printWindows(w) {
   );
 }
 
-if (process.env.BENCH_ONLY === 'targets') {
-  try {
+// BENCH_ONLY=issue29 runs the measures of the pools, listing and loads targets (and the
+// bytes of `targets`); BENCH_ONLY=pools, listing, loads or targets one of them.
+const only = {
+  targets: () => targets(root),
+  pools: () => pools(root),
+  listing: () => listingTargets(root),
+  loads: () => loads(root),
+  issue29: async () => {
+    await pools(root);
+    await listingTargets(root);
+    await loads(root);
     await targets(root);
+  },
+}[process.env.BENCH_ONLY ?? ''];
+if (only) {
+  try {
+    console.log(
+      `@sessionkit/file benchmark — node ${process.version}, ${process.platform}, temp dir ${tmpdir()}\n`,
+    );
+    await only();
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -233,6 +253,9 @@ try {
     `@sessionkit/file benchmark — node ${process.version}, ${process.platform}, temp dir ${tmpdir()}`,
   );
   console.log(`commits per measure: ${COMMITS}; sessions for listing: ${SESSIONS}\n`);
+  await pools(root);
+  await listingTargets(root);
+  await loads(root);
   await targets(root);
   const c = await commitRates();
   console.log(

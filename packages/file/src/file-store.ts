@@ -61,13 +61,13 @@ import { removeSession } from './session/delete.js';
 import { assertSessionExists } from './session/folder.js';
 import { readFullSession } from './session/full-read.js';
 import { readMessageWindow } from './session/history-read.js';
+import { lockForWrite } from './session/lock.js';
 import { mergeSession } from './session/merge.js';
 import { loadRuntimeStatus, saveRuntimeStatus } from './session/runtime-status.js';
 import { saveLocked } from './session/save.js';
 import { StoreContext } from './store/context.js';
 import { errors, toStoreError } from './store/errors.js';
 import { prepareStoreFolder } from './store/open.js';
-import { lockForWrite } from './store/write-lock.js';
 
 export type { FileStoreOptions } from './options.js';
 

@@ -176,4 +176,59 @@ describe('format 3 → 4', () => {
     expect((await s.list({ query: 'giraffe' })).map((x) => x.id)).toEqual(['v3-root']);
     await s.close();
   });
+  it('opens a folder written by format 4 in place: every part reads, writes go on', async () => {
+    const dir = freshDir();
+    cpSync(join(here, 'fixtures', 'format-v4'), dir, { recursive: true });
+    const s = new FileStore({ dir });
+    const listed = await s.list({ includeArchived: true });
+    const child = listed.find((x) => x.parentId === 'v4-root');
+    expect(listed.map((x) => [x.id, x.messageCount])).toEqual([
+      ['v4-empty', 0],
+      [child?.id, 5],
+      ['v4-root', 8],
+    ]);
+    expect(JSON.parse(readFileSync(join(dir, 'format.json'), 'utf8')).version).toBe(FORMAT_VERSION);
+    const root = await s.load('v4-root');
+    expect(root).toMatchObject({
+      title: 'Format four root',
+      revision: 4,
+      turnCount: 3,
+      tokenCount: 60,
+      metadata: { step: '2' },
+      children: [child?.id],
+    });
+    expect(root.messages.map((m) => m.content)).toEqual([
+      'Hello ZEBRA',
+      'giraffe',
+      'Okapi question',
+      'Okapi answer',
+      'Narwhal question',
+      'Narwhal answer',
+      'Quokka question',
+      'Quokka answer',
+    ]);
+    // A window spans the snapshot's offset table and the log.
+    expect(
+      (await s.loadMessages('v4-root', { offset: 3, limit: 3 })).map((m) => m.content),
+    ).toEqual(['Okapi answer', 'Narwhal question', 'Narwhal answer']);
+    expect((await s.list({ query: 'narwhal ANSWER' })).map((x) => x.id)).toEqual(['v4-root']);
+    expect((await s.list({ query: 'branch only' })).map((x) => x.id)).toEqual([child?.id]);
+    expect((await s.events('v4-root')).map((e) => [e.sequence, e.type, e.payload])).toEqual([
+      [1, 'tool', { name: 'search', ok: true }],
+    ]);
+    expect(await s.loadRuntimeStatus('v4-root')).toEqual({ streaming: false, step: 3 });
+    expect(await s.resolve('telegram', 'chat-1', '', '')).toBe('v4-root');
+    // The branch still merges: its base is the root's history at turn 4, which moved on.
+    expect(await codeOf(s.merge(child?.id ?? ''))).toBe('merge_diverged');
+    const r = await s.commit('v4-root', { expectedRevision: 4, append: [msg('Tapir')] });
+    expect(r).toMatchObject({ revision: 5, messageCount: 9 });
+    await s.append('v4-root', 'tool', null);
+    expect((await s.events('v4-root')).map((e) => e.sequence)).toEqual([1, 2]);
+    expect((await s.list({ query: 'tapir' })).map((x) => x.id)).toEqual(['v4-root']);
+    expect((await s.repair()).indexEntriesFixed).toBe(0);
+    await s.close();
+    const again = new FileStore({ dir });
+    expect((await again.load('v4-root')).messages).toHaveLength(9);
+    await again.close();
+  });
 });

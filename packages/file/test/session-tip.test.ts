@@ -3,6 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/index.js';
+import { KEPT_FILES } from '../src/io/kept-files.js';
 import { storeFolderFixture } from './helpers.js';
 
 const fixture = storeFolderFixture();
@@ -27,9 +28,9 @@ describe('cached tips survive no inode reuse', () => {
     const a = fixture.open({ leaseMs: 0, sync: false });
     await a.create({ id: 'x', title: 'OLD', metadata: { owner: 'alice' } });
     await a.commit('x', { append: [{ role: 'user', content: 'O' }] });
-    for (let i = 0; i < 130; i++) {
+    for (let i = 0; i < KEPT_FILES + 2; i++) {
       await a.create({ id: `o${i}` });
-      await a.commit(`o${i}`, { append: [] }); // evicts x's kept descriptors (128 at most)
+      await a.commit(`o${i}`, { append: [] }); // evicts x's kept descriptors
     }
     const fresh = await incarnation('x', 'NEW', 'carol', true);
     const mine = join(fixture.dir, 'sessions', 'x');

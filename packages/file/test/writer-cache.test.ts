@@ -78,8 +78,9 @@ describe('writer caches across stores', () => {
     await a.commit('s', { append: [msg('first')] }); // the log descriptor is now kept
     const pending = [a.commit('s', { append: [msg('second')] })];
     pending.push(a.commit('s', { append: [msg('third')] }));
+    const settling = Promise.allSettled(pending); // handled before close() may reject them
     await a.close();
-    const settled = await Promise.allSettled(pending);
+    const settled = await settling;
     const kept = settled.filter((r) => r.status === 'fulfilled').length;
     for (const r of settled)
       if (r.status === 'rejected') expect(String(r.reason)).toMatch(/closed/);

@@ -1,6 +1,6 @@
 import type { RouterRow, Session, SessionEvent, SessionSummary } from '@sessionkit/core';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { compareIds, OperationLog, searchTextsOf } from '@sessionkit/core/adapter';
+import { compareIds, ListIndex, OperationLog, searchTextsOf } from '@sessionkit/core/adapter';
 
 /** A stored session's header: every field except its messages and its derived children. */
 export type MemoryHeader = Omit<Session<unknown>, 'messages' | 'children'>;
@@ -55,8 +55,12 @@ const named = new Map<string, MemoryBackend>();
 export class MemoryBackend {
   /** The authoritative data: session id → record. */
   readonly records = new Map<string, MemoryRecord>();
-  /** The listing and search index, kept in step with `records` on every write. */
-  readonly index = new Map<string, IndexEntry>();
+  /**
+   * The listing and search index, kept in step with `records` on every write: a `Map` by
+   * id that also keeps the entries in listing order (core's `ListIndex`), so a page costs
+   * O(log n + page) however many sessions there are.
+   */
+  readonly index = new ListIndex<IndexEntry>();
   /** Derived tree: parent id → ids of the sessions whose `parentId` is that id. */
   readonly childrenOf = new Map<string, Set<string>>();
   /** Router bindings, keyed by `bindingKey(channel, chatKey, thread)`. */

@@ -22,10 +22,9 @@ import {
   pruneVictims,
   readLineage,
   type StoredRoute,
-  selectPage,
   windowBounds,
 } from '@sessionkit/core/adapter';
-import { bindingKey, type IndexEntry, insertNewRecord, MemoryBackend } from './backend.js';
+import { bindingKey, insertNewRecord, MemoryBackend } from './backend.js';
 import { errors, getRecord, sessionOf, summaryOf } from './codec.js';
 import { commitRecord, saveRecord } from './commit.js';
 import { rebuildIndex } from './repair.js';
@@ -95,7 +94,7 @@ export class MemoryStore<M = Message> extends BaseStore<M> implements FullStore<
   }
 
   protected override async listSummaries(opts: NormalizedListOptions): Promise<SessionSummary[]> {
-    return selectPage(this.backend.index.values(), opts).map((e) => summaryOf(this.backend, e));
+    return this.backend.index.page(opts).map((e) => summaryOf(this.backend, e));
   }
 
   protected override async writeCommit(id: string, input: CommitInput<M>): Promise<CommitResult> {
@@ -185,12 +184,10 @@ export class MemoryStore<M = Message> extends BaseStore<M> implements FullStore<
   }
 
   protected override async pruneRoots(max: number): Promise<number> {
-    const roots: IndexEntry[] = [];
-    for (const entry of this.backend.index.values()) {
-      if (entry.parentId === undefined) roots.push(entry);
-    }
+    // The roots come in listing order from the index (no scan of the sub-sessions).
     let deleted = 0;
-    for (const { id } of pruneVictims(roots, max)) if (removeSession(this.backend, id)) deleted++;
+    for (const { id } of pruneVictims(this.backend.index.roots(), max))
+      if (removeSession(this.backend, id)) deleted++;
     return deleted;
   }
 

@@ -108,6 +108,24 @@ async function createExclusive(path: string): Promise<fsp.FileHandle | undefined
 }
 
 /**
+ * The content `withFileLock` writes into a lock file it takes with `token`: JSON
+ * `{pid, hostname, pidNamespace, acquiredAt, token}` of this process, now. An adapter
+ * that keeps a lock across calls (the file store's leases) writes the same, so every
+ * process judges its lock files by one rule (`lockHolderState`).
+ */
+export function lockFileContent(token: string): string {
+  const info: FileLockInfo = {
+    pid: process.pid,
+    hostname: ownHostname(),
+    acquiredAt: new Date().toISOString(),
+    token,
+  };
+  const ns = ownPidNamespace();
+  if (ns !== undefined) info.pidNamespace = ns;
+  return JSON.stringify(info);
+}
+
+/**
  * The lock file's fast path: create it (O_CREAT|O_EXCL, mode 0600) and write `content` in
  * one synchronous step, returning the descriptor, or `undefined` when the file exists.
  * Synchronous calls here are deliberate: these are two tiny local metadata operations on
@@ -116,7 +134,7 @@ async function createExclusive(path: string): Promise<fsp.FileHandle | undefined
  * network file system that has not shown another host the content yet) is judged by its
  * mtime alone, like any lock whose holder cannot be identified.
  */
-function createLockFileSync(path: string, content: string): number | undefined {
+export function createLockFileSync(path: string, content: string): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
@@ -271,18 +289,8 @@ interface AcquireOptions {
 
 async function acquireFile(lockPath: string, o: AcquireOptions): Promise<HeldLock> {
   const token = randomUUID();
-  const info: FileLockInfo = {
-    pid: process.pid,
-    hostname: ownHostname(),
-    pidNamespace: ownPidNamespace(),
-    acquiredAt: new Date().toISOString(),
-    token,
-  };
   for (let attempt = 0; ; attempt++) {
-    const fd = createLockFileSync(
-      lockPath,
-      JSON.stringify({ ...info, acquiredAt: new Date().toISOString() }),
-    );
+    const fd = createLockFileSync(lockPath, lockFileContent(token));
     if (fd !== undefined) {
       const held = holdLock(lockPath, fd, o);
       if (held) return held;
@@ -468,16 +476,37 @@ export function isLockHolderGone(lockContent: string): boolean {
 }
 
 function holderIsGone(info: FileLockInfo): boolean {
-  if (info.hostname !== ownHostname()) return false;
+  return holderState(info) === 'gone';
+}
+
+/** What the content of a lock file says of its holder (see `lockHolderState`). */
+export type LockHolderState = 'alive' | 'gone' | 'unknown';
+
+/**
+ * The one rule for judging who holds a lock file, from its content (as `withFileLock`
+ * and `lockFileContent` write it): `gone` when it names a process of this host and pid
+ * namespace, not this one, that `kill(pid, 0)` finds missing (`ESRCH`); `alive` when it
+ * names this process, or a process of this host and namespace that runs; `unknown` for
+ * anything else (empty or unreadable content, another host or namespace, a lock of an
+ * older version without a namespace), which only its age can judge. Never throws.
+ */
+export function lockHolderState(lockContent: string): LockHolderState {
+  const info = parseInfo(lockContent);
+  return info === undefined ? 'unknown' : holderState(info);
+}
+
+function holderState(info: FileLockInfo): LockHolderState {
+  if (info.hostname !== ownHostname()) return 'unknown';
   // A container sharing our hostname (or a lock of an older version, without the field) may
   // number its processes differently: a pid we cannot see may be alive there.
   const ns = ownPidNamespace();
-  if (ns === undefined || info.pidNamespace !== ns) return false;
+  if (ns === undefined || info.pidNamespace !== ns) return 'unknown';
   // Our own pid: held by this process (a worker thread, another path to the same file),
-  // or left by an earlier process that had the same pid (pid 1 in containers). Only the
-  // mtime rule can tell those apart safely.
-  if (info.pid === process.pid) return false;
-  return !isPidAlive(info.pid);
+  // or left by an earlier process that had the same pid (pid 1 in containers). Never
+  // gone: only the mtime rule can tell those apart safely.
+  if (info.pid === process.pid) return 'alive';
+  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return 'unknown';
+  return isPidAlive(info.pid) ? 'alive' : 'gone';
 }
 
 function sameLock(a: SeenLock, b: SeenLock): boolean {

@@ -1,7 +1,7 @@
 // Where everything lives in a store folder: the store's files, each session's folder, and
 // the snapshot and log revisions a session folder listing names.
 
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
 /** Paths of a store rooted at `root`. */
 export function storePaths(root: string) {
@@ -31,8 +31,9 @@ export function sessionPaths(paths: StorePaths, id: string) {
   return {
     dir,
     lock: join(paths.locks, `${id}.lock`),
-    snapshot: (rev: number) => join(dir, `snap-${rev}.skr`),
-    log: (rev: number) => join(dir, `log-${rev}.skr`),
+    // A file name joined to a normalized folder: no `join` (which re-normalizes) per call.
+    snapshot: (rev: number) => `${dir}${sep}snap-${rev}.skr`,
+    log: (rev: number) => `${dir}${sep}log-${rev}.skr`,
     events: join(dir, 'events.skr'),
     status: join(dir, 'status.json'),
     search: join(dir, 'search.txt'),

@@ -69,6 +69,20 @@ export interface LogMeta {
   lineage?: HistoryLineage;
   /** UTF-8 byte length of each appended message's JSON (format 3), for folds. */
   sizes?: number[];
+  /**
+   * Format 5, a commit's `truncate`: the record first keeps only the first `truncate`
+   * messages of the history before it, then appends its own (`messageCount = truncate +
+   * appended`). Readers of format 5 apply it; windows and folds that meet one read the
+   * session whole.
+   */
+  truncate?: number;
+  /**
+   * Format 5, a commit's `operationId`: recorded in the same record as the write it names
+   * (so in the same atomic step, and in the commit journal with it); the record's header
+   * gives the result a repeat resolves with. A fold carries the last 1,000 into the new
+   * snapshot (see the README's _Layout_).
+   */
+  op?: string;
 }
 
 /** Meta of an event record; its body is the payload JSON. */

@@ -1,21 +1,30 @@
-// The bytes of `search.txt` (format 4): the magic "SKS4", then chunks, each a piece of the
-// session's search text (core's `searchTextOf`: "A" + the lower-cased text of each
-// message) as raw deflate. A commit appends one chunk with its turn's text: compressed,
-// or (in a large file, see `search/search-file.ts`) as stored deflate blocks, that is
-// uncompressed; once stored chunks add up they are merged with the small chunks before
+// The bytes of `search.txt` (formats 4 and 5): the magic "SKS4", then chunks, each a piece
+// of the session's search text (core's `searchTextOf`: "A" + the lower-cased text of each
+// message). A commit appends one chunk with its turn's text as stored (uncompressed)
+// deflate blocks; once stored chunks add up they are merged with the small chunks before
 // them into one compressed chunk (`mergeNewestChunks`), as a fold does; a rewrite stores
-// the whole text as one compressed chunk. The text is the chunks' texts concatenated. Format 3 stored the text
-// itself, uncompressed; such files are read as they are (and rewritten as format 4 on
-// their next append). Pure (no I/O).
+// the whole text as one compressed chunk. The text is the chunks' texts concatenated.
+// Format 5 compresses with Brotli ("B" chunks: its window of up to 4 MiB finds the
+// repeats of a long conversation that deflate's 32 KiB cannot); format 4's raw-deflate
+// chunks ("Z") are read as they are. Format 3 stored the text itself, uncompressed; such
+// files are read as they are (and rewritten as chunks on their next append). Pure (no I/O).
 //
-//   chunk: "Z" | u32 LE length of the deflated bytes | u32 LE CRC-32 of them | bytes
+//   chunk: "Z" or "B" | u32 LE length of the packed bytes | u32 LE CRC-32 of them | bytes
 
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  inflateRawSync,
+  constants as zlibConstants,
+} from 'node:zlib';
 import { crc32 } from './crc32.js';
 
 /** The first bytes of a format-4 search file. */
 export const SEARCH_MAGIC = Buffer.from('SKS4', 'latin1');
-const CHUNK_MARK = 0x5a; // "Z"
+const CHUNK_MARK = 0x5a; // "Z": raw deflate (stored blocks, or format 4's compressed ones)
+const BROTLI_MARK = 0x42; // "B": Brotli (format 5)
+/** Brotli quality of merges and rewrites: about deflate's speed, far fewer bytes. */
+const BROTLI_QUALITY = 5;
 const CHUNK_HEAD = 9;
 
 /** Whether `buf` (the file, or at least its first 4 bytes) is a format-4 search file. */
@@ -29,12 +38,20 @@ const STORED_BLOCK_MAX = 0xffff;
 const STORED_HEAD = 5;
 
 /**
- * One chunk holding `text`, compressed. `fast` (zlib level 1: a merge on the commit path)
- * trades about a fifth more bytes for a compression several times cheaper than the
- * default level's.
+ * One chunk holding `text`, compressed with Brotli, its window sized to the text (a
+ * small text sets up a small encoder).
  */
-export function encodeSearchChunk(text: string, fast = false): Buffer {
-  return chunkOf(deflateRawSync(Buffer.from(text, 'utf8'), fast ? { level: 1 } : {}));
+export function encodeSearchChunk(text: string): Buffer {
+  const data = Buffer.from(text, 'utf8');
+  const window = Math.min(22, Math.max(10, Math.ceil(Math.log2(data.length + 1))));
+  const packed = brotliCompressSync(data, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [zlibConstants.BROTLI_PARAM_LGWIN]: window,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length,
+    },
+  });
+  return chunkOf(packed, BROTLI_MARK);
 }
 
 /**
@@ -57,7 +74,7 @@ export function encodeStoredChunk(text: string): Buffer {
     part.copy(packed, at + STORED_HEAD);
     at += STORED_HEAD + part.length;
   }
-  return chunkOf(packed);
+  return chunkOf(packed, CHUNK_MARK);
 }
 
 /**
@@ -83,19 +100,23 @@ function storedData(packed: Buffer): Buffer | undefined {
   return undefined;
 }
 
-/** A chunk of the deflated bytes `packed`. */
-function chunkOf(packed: Buffer): Buffer {
+/** A chunk of the packed bytes `packed` (`mark`: how they are packed). */
+function chunkOf(packed: Buffer, mark: number): Buffer {
   const out = Buffer.allocUnsafe(CHUNK_HEAD + packed.length);
-  out[0] = CHUNK_MARK;
+  out[0] = mark;
   out.writeUInt32LE(packed.length, 1);
   out.writeUInt32LE(crc32(packed), 5);
   packed.copy(out, CHUNK_HEAD);
   return out;
 }
 
-/** A whole format-4 search file holding `text` (one chunk; none when `text` is empty). */
-export function encodeSearchFile(text: string): Buffer {
-  return text ? Buffer.concat([SEARCH_MAGIC, encodeSearchChunk(text)]) : Buffer.from(SEARCH_MAGIC);
+/**
+ * A whole search file holding `text` (one chunk, compressed or `stored`; none when `text`
+ * is empty).
+ */
+export function encodeSearchFile(text: string, stored = false): Buffer {
+  if (!text) return Buffer.from(SEARCH_MAGIC);
+  return Buffer.concat([SEARCH_MAGIC, stored ? encodeStoredChunk(text) : encodeSearchChunk(text)]);
 }
 
 /** What a search file holds: its text, and how many chunks it took (format 4). */
@@ -134,6 +155,8 @@ export function decodeSearchFile(buf: Buffer): DecodedSearch {
 interface ChunkSpan {
   start: number;
   end: number;
+  /** A Brotli chunk (else raw deflate). */
+  brotli: boolean;
 }
 
 /**
@@ -155,17 +178,18 @@ export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | unde
   let stored = false;
   let first = spans.length;
   for (; first > 0; first--) {
-    const packed = packedOf(buf, spans[first - 1]!);
-    const data = storedData(packed);
+    const span = spans[first - 1]!;
+    const packed = packedOf(buf, span);
+    const data = span.brotli ? undefined : storedData(packed);
     if (!data && packed.length >= keepBytes) break;
-    const text = data ? data.toString('utf8') : inflatePacked(packed);
+    const text = data ? data.toString('utf8') : unpack(packed, span.brotli);
     if (text === undefined) return undefined;
     texts.push(text);
     stored ||= data !== undefined;
   }
   if (texts.length < (stored ? 1 : 2)) return undefined;
   const head = buf.subarray(0, spans[first]!.start);
-  return Buffer.concat([head, encodeSearchChunk(texts.reverse().join(''), true)]);
+  return Buffer.concat([head, encodeSearchChunk(texts.reverse().join(''))]);
 }
 
 /**
@@ -179,7 +203,7 @@ export function storedTailBytes(buf: Buffer): number | undefined {
   let bytes = 0;
   for (let i = spans.length - 1; i >= 0; i--) {
     const span = spans[i]!;
-    if (storedData(packedOf(buf, span)) === undefined) break;
+    if (span.brotli || storedData(packedOf(buf, span)) === undefined) break;
     bytes += span.end - span.start;
   }
   return bytes;
@@ -205,11 +229,13 @@ function packedOf(buf: Buffer, span: ChunkSpan): Buffer {
 
 /** The whole chunk starting at `pos` whose checksum holds, undecoded; or `undefined`. */
 function checkedChunkAt(buf: Buffer, pos: number): ChunkSpan | undefined {
-  if (buf[pos] !== CHUNK_MARK || pos + CHUNK_HEAD > buf.length) return undefined;
+  const mark = buf[pos];
+  if ((mark !== CHUNK_MARK && mark !== BROTLI_MARK) || pos + CHUNK_HEAD > buf.length)
+    return undefined;
   const end = pos + CHUNK_HEAD + buf.readUInt32LE(pos + 1);
   if (end > buf.length) return undefined;
   if (crc32(buf.subarray(pos + CHUNK_HEAD, end)) !== buf.readUInt32LE(pos + 5)) return undefined;
-  return { start: pos, end };
+  return { start: pos, end, brotli: mark === BROTLI_MARK };
 }
 
 /** The chunk starting at `pos`, decoded, or `undefined` when none starts there. */
@@ -223,14 +249,14 @@ function chunkAt(buf: Buffer, pos: number): { text: string; end: number } | unde
 /** The text of a checksummed chunk, or `undefined` when it does not inflate. */
 function inflateChunk(buf: Buffer, span: ChunkSpan): string | undefined {
   const packed = packedOf(buf, span);
-  const stored = storedData(packed);
-  return stored ? stored.toString('utf8') : inflatePacked(packed);
+  const stored = span.brotli ? undefined : storedData(packed);
+  return stored ? stored.toString('utf8') : unpack(packed, span.brotli);
 }
 
-/** Compressed deflate bytes inflated to text, or `undefined` when they do not inflate. */
-function inflatePacked(packed: Buffer): string | undefined {
+/** Compressed bytes (Brotli, or raw deflate) as text, or `undefined` when they do not unpack. */
+function unpack(packed: Buffer, brotli: boolean): string | undefined {
   try {
-    return inflateRawSync(packed).toString('utf8');
+    return (brotli ? brotliDecompressSync(packed) : inflateRawSync(packed)).toString('utf8');
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@ import { PREFIX_BYTES, parseFrames } from '../format/frame.js';
 import type { IndexMeta } from '../format/records.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
-import { applyIndexRecord, emptyIndex, type IndexState } from './state.js';
+import { applyAllRecords, applyIndexRecord, emptyIndex, type IndexState } from './state.js';
 
 /**
  * Applies what was appended to `index.log` since the last call to the cached state
@@ -60,8 +60,12 @@ function applyAppended(fd: number, state: IndexState, size: number): 'damaged' |
   if (state.size === 0 && parsed.validEnd >= PREFIX_BYTES) {
     state.firstPrefix = Buffer.from(buf.subarray(0, PREFIX_BYTES));
   }
-  for (const f of parsed.frames) applyIndexRecord(state, f.meta);
+  if (state.size === 0)
+    applyAllRecords(
+      state,
+      parsed.frames.map((f) => f.meta),
+    );
+  else for (const f of parsed.frames) applyIndexRecord(state, f.meta);
   state.size += parsed.validEnd;
-  if (parsed.frames.length > 0) state.children = undefined;
   return undefined;
 }

@@ -88,8 +88,7 @@ async function withPendingWritesRead(
   const view: IndexState = {
     ...state,
     entries: new Map(state.entries),
-    listable: new Map(state.listable),
-    children: undefined,
+    listable: state.listable.copy(),
   };
   for (const id of pending) {
     try {

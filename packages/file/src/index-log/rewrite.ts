@@ -7,7 +7,6 @@ import { parseFrames } from '../format/frame.js';
 import type { IndexMeta } from '../format/records.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import { type Fd, openFd } from '../io/sync-fd.js';
-import { withSessionLock } from '../session/lock.js';
 import type { StoreContext } from '../store/context.js';
 
 /** Builds the new index from the current file's bytes and inode; `undefined`: keep it. */
@@ -98,7 +97,9 @@ async function carryLateRecords(
         }
       }
     };
+    // The session's lock itself (not `withSessionLock`, whose index check would import
+    // this file back): the carried record is the session's own, nothing else to check.
     if (ctx.lockedSessions.has(id)) await carry();
-    else await withSessionLock(ctx, id, carry);
+    else await ctx.leases.run(id, carry, false);
   }
 }

@@ -1,6 +1,6 @@
 // Index log (index.log) in-memory state: building, applying and serializing its records.
 import { randomBytes } from 'node:crypto';
-import type { ListableEntry } from '@sessionkit/core/adapter';
+import { type ListableEntry, ListIndex } from '@sessionkit/core/adapter';
 import { encodeFrame } from '../format/frame.js';
 import type { IndexEntryJson, IndexMeta } from '../format/records.js';
 import { FORMAT_VERSION } from '../format/version.js';
@@ -15,10 +15,15 @@ export interface IndexState {
    */
   firstPrefix: Buffer | undefined;
   entries: Map<string, IndexEntryJson>;
-  /** Listable views of `entries`, built once per entry. */
-  listable: Map<string, ListableEntry & { entry: IndexEntryJson }>;
-  children: Map<string, string[]> | undefined;
+  /**
+   * Listable views of `entries`, built once per entry, in listing order (core's
+   * `ListIndex`: pages, children and roots without sorting the index).
+   */
+  listable: ListIndex<Listable>;
 }
+
+/** An index entry as listing reads it. */
+export type Listable = ListableEntry & { entry: IndexEntryJson };
 
 export function emptyIndex(): IndexState {
   return {
@@ -26,13 +31,12 @@ export function emptyIndex(): IndexState {
     size: 0,
     firstPrefix: undefined,
     entries: new Map(),
-    listable: new Map(),
-    children: undefined,
+    listable: new ListIndex<Listable>(),
   };
 }
 
-export function listableOf(entry: IndexEntryJson): ListableEntry & { entry: IndexEntryJson } {
-  const l: ListableEntry & { entry: IndexEntryJson } = {
+export function listableOf(entry: IndexEntryJson): Listable {
+  const l: Listable = {
     id: entry.id,
     updatedAt: new Date(entry.updatedAt),
     folder: entry.folder,
@@ -44,6 +48,18 @@ export function listableOf(entry: IndexEntryJson): ListableEntry & { entry: Inde
   if (entry.parentId !== undefined) l.parentId = entry.parentId;
   if (entry.archivedAt !== undefined) l.archivedAt = new Date(entry.archivedAt);
   return l;
+}
+
+/**
+ * Applies the records of a whole index file to an empty state: the entries first, then
+ * their listing order with one sort (core's `ListIndex.of`), not one insert each.
+ */
+export function applyAllRecords(state: IndexState, records: IndexMeta[]): void {
+  for (const r of records) {
+    if (r.op === 'put') state.entries.set(r.entry.id, r.entry);
+    else if (r.op === 'del') state.entries.delete(r.id);
+  }
+  state.listable = ListIndex.of([...state.entries.values()].map(listableOf));
 }
 
 export function applyIndexRecord(state: IndexState, r: IndexMeta): void {

@@ -1,10 +1,27 @@
 // The descriptor cache: append descriptors (commit logs, search files, the index) kept open
 // between writes, so a commit needs no open/close and a writer can trust an inode number.
 
+import { readFileSync } from 'node:fs';
 import { closeQuietly } from './fs-helpers.js';
 
-/** Append descriptors a store keeps open at most (commit logs, search files, the index). */
-const KEPT_FILES = 128;
+/**
+ * Append descriptors a store keeps open at most (commit logs, search files, the index):
+ * two per session a writer cycles through, so enough for a few thousand live sessions
+ * where the process may open that many files (Linux: a sixteenth of its limit, which
+ * Node raises to the hard limit at start; 128 where it cannot be read).
+ */
+export const KEPT_FILES = keptFilesBound();
+
+function keptFilesBound(): number {
+  if (process.platform !== 'linux') return 128;
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    const limit = m ? Number(m[1]) : Number.NaN;
+    return Number.isFinite(limit) ? Math.max(128, Math.min(8192, Math.floor(limit / 16))) : 128;
+  } catch {
+    return 128;
+  }
+}
 
 /**
  * Append descriptors kept open between writes, by path, least recently used first. A

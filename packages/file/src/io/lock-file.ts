@@ -1,45 +1,10 @@
-// Lock files as core's `withFileLock` writes them ({pid, hostname, pidNamespace,
-// acquiredAt, token}): writing one for a lease, and telling whether the holder a lock file
-// names is certainly alive (listing then trusts the index entry of its session).
+// Lock files by core's rules (`@sessionkit/core/adapter`'s `lockFileContent`,
+// `createLockFileSync` and `lockHolderState`): creating one for a lease, and telling
+// whether the holder a lock file names is certainly alive (listing then trusts the index
+// entry of its session).
 
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { hostname } from 'node:os';
-import { errnoCode } from '@sessionkit/core/adapter';
-
-let ownHost: string | undefined;
-let ownNamespace: { value: string | undefined } | undefined;
-
-/** This host's name (read once). */
-function host(): string {
-  ownHost ??= hostname();
-  return ownHost;
-}
-
-/** This process's pid namespace on Linux (`pid:[…]`), read once; undefined elsewhere. */
-function pidNamespace(): string | undefined {
-  if (!ownNamespace) {
-    let value: string | undefined;
-    if (process.platform === 'linux') {
-      try {
-        value = readlinkSync('/proc/self/ns/pid');
-      } catch {
-        value = undefined;
-      }
-    }
-    ownNamespace = { value };
-  }
-  return ownNamespace.value;
-}
+import { closeSync, fstatSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
+import { createLockFileSync, lockFileContent, lockHolderState } from '@sessionkit/core/adapter';
 
 /**
  * Creates `path` with `O_CREAT | O_EXCL`, mode 0600, holding the content core's
@@ -48,29 +13,16 @@ function pidNamespace(): string | undefined {
  * older than its stale time. Returns the file's inode, or `undefined` when it exists.
  */
 export function createLockFile(path: string, token: string): number | undefined {
-  let fd: number;
+  const fd = createLockFileSync(path, lockFileContent(token));
+  if (fd === undefined) return undefined;
   try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  } catch (e) {
-    if (errnoCode(e) === 'EEXIST') return undefined;
-    throw e;
-  }
-  const content = JSON.stringify({
-    pid: process.pid,
-    hostname: host(),
-    pidNamespace: pidNamespace(),
-    acquiredAt: new Date().toISOString(),
-    token,
-  });
-  try {
-    writeSync(fd, content);
     return Number(fstatSync(fd).ino);
   } catch (e) {
     // Just created by us and not yet used: nobody else may hold it.
     try {
       unlinkSync(path);
     } catch {
-      // it goes stale (empty or partial) and is broken later
+      // it goes stale and is broken later
     }
     throw e;
   } finally {
@@ -78,19 +30,18 @@ export function createLockFile(path: string, token: string): number | undefined 
   }
 }
 
-/** What `LockJudge` remembers of one lock file. */
+/** What `LockJudge` remembers of one lock file: its inode and content. */
 interface Judged {
   ino: number;
-  mtimeMs: number;
-  pid: number | undefined;
+  content: string;
 }
 
 /**
- * Tells whether the holder of a lock file is certainly alive: a process of this host and
- * pid namespace that runs, whose lock was refreshed within `staleMs`. Anything else (an
- * empty or unreadable file, another host or namespace, a dead pid, an old mtime) is not.
- * Remembers each file's holder by inode, so a later call costs one `stat` and one
- * `kill(pid, 0)`.
+ * Tells whether the holder of a lock file is certainly alive: core's `lockHolderState`
+ * says `alive` and the lock was refreshed within `staleMs`. Anything else (a holder gone
+ * or unknown: an empty or unreadable file, another host or namespace; an old mtime) is
+ * not. Remembers each file's content by inode, so a later call costs one `stat` and the
+ * liveness check.
  */
 export class LockJudge {
   readonly #seen = new Map<string, Judged>();
@@ -107,59 +58,34 @@ export class LockJudge {
     const ino = Number(st.ino);
     let judged = this.#seen.get(path);
     if (!judged || judged.ino !== ino) {
-      judged = { ino, mtimeMs: st.mtimeMs, pid: this.#holderPid(path) };
+      judged = { ino, content: readContent(path) };
       if (this.#seen.size >= 8192) this.#seen.clear();
       this.#seen.set(path, judged);
     }
-    return judged.pid !== undefined && isAlive(judged.pid);
-  }
-
-  /** The pid a lock file names when it is of this host and namespace, else undefined. */
-  #holderPid(path: string): number | undefined {
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch {
-      return undefined;
-    }
-    try {
-      const buf = Buffer.alloc(1024);
-      const n = readSyncAll(fd, buf);
-      const info = JSON.parse(buf.subarray(0, n).toString('utf8')) as Record<string, unknown>;
-      const ns = pidNamespace();
-      if (
-        typeof info.pid === 'number' &&
-        Number.isSafeInteger(info.pid) &&
-        info.pid > 0 &&
-        info.hostname === host() &&
-        ns !== undefined &&
-        info.pidNamespace === ns
-      )
-        return info.pid;
-      return undefined;
-    } catch {
-      return undefined;
-    } finally {
-      closeSync(fd);
-    }
+    return lockHolderState(judged.content) === 'alive';
   }
 }
 
-function readSyncAll(fd: number, buf: Buffer): number {
-  let done = 0;
-  for (;;) {
-    const n = readSync(fd, buf, done, buf.length - done, done);
-    if (n === 0 || done + n >= buf.length) return done + n;
-    done += n;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
+/** The first KiB of a lock file (its whole content), `''` when it cannot be read. */
+function readContent(path: string): string {
+  let fd: number;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errnoCode(e) === 'EPERM';
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const buf = Buffer.alloc(1024);
+    let done = 0;
+    for (;;) {
+      const n = readSync(fd, buf, done, buf.length - done, done);
+      done += n;
+      if (n === 0 || done >= buf.length) break;
+    }
+    return buf.subarray(0, done).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,6 +1,6 @@
 // `enforceMax`: pruning the oldest root sessions, chosen from the index.
 
-import { compareListOrder } from '@sessionkit/core/adapter';
+import type { IndexEntryJson } from '../format/records.js';
 import { refreshIndex } from '../index-log/refresh.js';
 import { removeSession } from '../session/delete.js';
 import type { StoreContext } from '../store/context.js';
@@ -12,9 +12,14 @@ import type { StoreContext } from '../store/context.js';
  */
 export async function pruneRoots(ctx: StoreContext, max: number): Promise<number> {
   const index = await refreshIndex(ctx);
-  const roots = [...index.entries.values()].filter((e) => e.parentId === undefined);
-  roots.sort((a, b) => compareListOrder(a, b, false));
+  // The roots in listing order: O(log n + roots), chosen before any is deleted.
+  const victims: IndexEntryJson[] = [];
+  let kept = 0;
+  for (const l of index.listable.roots()) {
+    if (kept < max) kept++;
+    else victims.push(l.entry);
+  }
   let deleted = 0;
-  for (const entry of roots.slice(max)) if (await removeSession(ctx, entry.id, entry)) deleted++;
+  for (const entry of victims) if (await removeSession(ctx, entry.id, entry)) deleted++;
   return deleted;
 }

@@ -6,7 +6,6 @@ import { constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs'
 import { searchTextOf, tempPathFor } from '@sessionkit/core/adapter';
 import {
   decodeSearchFile,
-  encodeSearchChunk,
   encodeSearchFile,
   encodeStoredChunk,
   isChunkedSearch,
@@ -33,8 +32,12 @@ function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   // Derived data (rebuilt by repair), so no fsync: a crash may only make search stale.
   const path = ctx.sessionPaths(id).search;
   ctx.keptFiles.drop(path);
-  replaceFileNoSync(path, tempPathFor(path), encodeSearchFile(text));
-  noteStoredTail(ctx, path, 0);
+  // A small text is stored as it is (no compressor set up for a create); its first merge
+  // compresses it.
+  const stored = Buffer.byteLength(text) < MERGE_FROM_BYTES;
+  const file = encodeSearchFile(text, stored);
+  replaceFileNoSync(path, tempPathFor(path), file);
+  noteStoredTail(ctx, path, stored ? file.length - SEARCH_MAGIC.length : 0);
   ctx.searchStale.delete(id);
 }
 
@@ -49,27 +52,28 @@ export function readSearchText(ctx: StoreContext, id: string): string {
 }
 
 /**
- * A merge leaves a compressed chunk of this many deflated bytes (about 100 KiB of text)
- * alone: merging it again would cost its whole inflate and deflate for no fewer bytes, as
- * deflate looks back only 32 KiB.
+ * A merge leaves every compressed chunk alone and compresses only the stored run that
+ * ends the file: commits append stored chunks only, so each compressed chunk came from a
+ * merge or a rewrite and holds at least `MERGE_FROM_BYTES` of text (or a whole history).
+ * Merging one again would cost its whole decompression and compression at every merge,
+ * which grows with the history (measured: with Brotli's small chunks this made a long
+ * session's commits spend half their time merging).
  */
-const KEEP_CHUNK_BYTES = 32 * 1024;
+const KEEP_CHUNK_BYTES = 1;
 
 /**
- * A turn is appended to a search file of at least this many bytes as a stored
- * (uncompressed) chunk, to a smaller one compressed. A merge of stored chunks rewrites the
- * file (temp file and rename), which costs more than compressing the turn while the file
- * is small and merges would come every few turns; from this size on merges are rare
- * (`MERGE_SHARE`), and skipping the compression of every turn is the saving. (Measured:
- * stored chunks from the first turn made commits cycling over 30 sessions of ~50 turns
- * spend a third more per commit on merges.)
+ * Stored (uncompressed) chunks that end a search file are merged into one compressed chunk
+ * only once they hold at least this many bytes: a turn is always appended stored (no
+ * compressor on the commit path: setting one up costs more than the rest of a commit's
+ * search work), and a merge rewrites the file (temp file and rename), which for a small
+ * file would come every few turns. A fold merges whatever is stored.
  */
-const STORED_FROM_BYTES = 64 * 1024;
+export const MERGE_FROM_BYTES = 64 * 1024;
 /**
- * The stored chunks that end a search file are merged into one compressed chunk once they
- * are a quarter of the rest of the file: uncompressed text stays under a fifth of a file,
- * and a merge rewrites the file only after it has grown by a fifth, so each byte of it is
- * copied by merges a bounded number of times, however long the session.
+ * ...and once they are a quarter of the rest of the file: uncompressed text stays under a
+ * fifth of a large file, and a merge rewrites the file only after it has grown by a
+ * fifth, so each byte of it is copied by merges a bounded number of times, however long
+ * the session.
  */
 const MERGE_SHARE = 4;
 
@@ -97,12 +101,11 @@ function mergeSearchTail(ctx: StoreContext, path: string): void {
 }
 
 /**
- * Appends the text of `messages` as one chunk to the search file (compressed, or stored
- * from `STORED_FROM_BYTES` on), through a kept descriptor while the file at its path is
- * still that inode (it is replaced, never rewritten in place, by rewrites and merges),
- * then merges the stored chunks that end the file once they are large enough
- * (`MERGE_SHARE`). A format-3 file (plain text) is first rewritten as format 4.
- * Synchronous: it runs while a thread-pool fdatasync of the commit does.
+ * Appends the text of `messages` as one stored chunk to the search file, through a kept
+ * descriptor while the file at its path is still that inode (it is replaced, never
+ * rewritten in place, by rewrites and merges), then merges the stored chunks that end the
+ * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`). A format-3 file
+ * (plain text) is first rewritten as chunks. Synchronous.
  */
 export function appendSearchFile(ctx: StoreContext, id: string, messages: unknown[]): void {
   const text = searchTextOf(messages);
@@ -119,14 +122,14 @@ export function appendSearchFile(ctx: StoreContext, id: string, messages: unknow
   }
   let fd = st ? ctx.keptFiles.take(path, ino) : undefined;
   if (fd === undefined) {
+    // An existing file is the one just stat'ed: only this lock's holder replaces it.
     fd = openSync(path, st ? constants.O_WRONLY | constants.O_APPEND : 'a', 0o600);
-    ino = Number(fstatSync(fd).ino);
+    if (!st) ino = Number(fstatSync(fd).ino);
   }
   // A new or empty file starts with the magic; each chunk holds whole messages' text,
   // each starting with core's separator, so the chunks' texts concatenate to
   // `searchTextOf` of the whole history.
-  const stored = size >= STORED_FROM_BYTES;
-  const chunk = stored ? encodeStoredChunk(text) : encodeSearchChunk(text, true);
+  const chunk = encodeStoredChunk(text);
   try {
     writeAll(fd, size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
   } catch (e) {
@@ -134,15 +137,10 @@ export function appendSearchFile(ctx: StoreContext, id: string, messages: unknow
     throw e;
   }
   ctx.keepFile(path, fd, ino);
-  // A compressed chunk ends any run of stored ones (none precede it: the file only grows
-  // until a merge); a damaged file stays marked (`-Infinity`).
-  if (!stored) {
-    noteStoredTail(ctx, path, Math.min(tail, 0), ino);
-    return;
-  }
+  // A damaged file stays marked (`-Infinity`): never merged until `repair()`.
   tail += chunk.length;
   const rest = size + chunk.length - tail;
-  if (tail * MERGE_SHARE >= rest) mergeSearchTail(ctx, path);
+  if (tail >= MERGE_FROM_BYTES && tail * MERGE_SHARE >= rest) mergeSearchTail(ctx, path);
   else noteStoredTail(ctx, path, tail, ino);
 }
 

@@ -10,10 +10,9 @@ import {
 import { type HeaderJson, headerFromJson, headerToJson } from '../format/records.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
-import { lockForWrite } from '../store/write-lock.js';
 import { createSessionLocked, freshSessionId } from './create.js';
 import { readFullSession } from './full-read.js';
-import { withSessionLock } from './lock.js';
+import { lockForWrite, withSessionLock } from './lock.js';
 
 /** A created session as the store returns it. */
 export interface CreatedSession {

@@ -3,7 +3,7 @@
 
 import { constants, fstatSync, ftruncateSync, openSync } from 'node:fs';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { fsyncDir, readLineage } from '@sessionkit/core/adapter';
+import { readLineage } from '@sessionkit/core/adapter';
 import {
   decodePrefix,
   encodeFrame,
@@ -21,7 +21,7 @@ import type { Fd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 import { foldDue, foldLog } from './fold.js';
-import type { SessionTip } from './tip.js';
+import type { SessionTip } from './session-tip.js';
 
 /** A session's state after a record: what its meta carries. */
 export interface StateAfter {
@@ -67,7 +67,6 @@ export async function appendLogRecord(
     frame,
     whileSyncing,
   );
-  if (tip.logIno === 0 && ctx.options.sync) await fsyncDir(sp.dir);
   const next: SessionTip = {
     header: after.header,
     lineage: after.lineage,
@@ -88,13 +87,13 @@ export async function appendLogRecord(
 }
 
 /**
- * Writes `frame` at the end of the log at `path` and fdatasyncs it (with group commit:
- * waits for the journal flush that covers it): synchronous open/write/close
- * (microseconds on a local disk) and the fdatasync, inline or through the thread pool as
- * the store's `LogSyncer` decides. The caller holds the lock and has just checked the
- * log's inode (`tip`), so no other writer can have replaced it: a known inode needs no
- * fstat. The descriptor is kept
- * open for the next commit (`KeptFiles.take` hands it back only for the same inode).
+ * Writes `frame` at the end of the log at `path` (a synchronous open/write/close:
+ * microseconds on a local disk) and waits until the store's commit journal holds it
+ * durably (`sync: true`: its own journal write and fdatasync; `'group'`: the next flush;
+ * `false`: nothing). The caller holds the lock and has just checked the log's inode
+ * (`tip`), so no other writer can have replaced it: a known inode needs no fstat. The
+ * descriptor is kept open for the next commit (`KeptFiles.take` hands it back only for
+ * the same inode).
  */
 async function writeRecord(
   ctx: StoreContext,
@@ -111,16 +110,15 @@ async function writeRecord(
   let ino = tip.logIno;
   let sideError: { e: unknown } | undefined;
   try {
+    // Checked in the same synchronous step as the journal's: a store closed meanwhile
+    // writes nothing, and one not closed yet has the journal wait for this commit.
+    if (ctx.closed) throw errors.closed();
     if (tip.logFileSize > tip.logSize) ftruncateSync(fd, tip.logSize);
     writeAll(fd, frame);
     if (ino === 0) ino = Number(fstatSync(fd).ino);
-    // Group commit: the journal's next flush makes the record durable (see
-    // `io/group-journal.ts`); otherwise this log's own fdatasync (`io/log-syncer.ts`).
-    const syncing = ctx.journal
-      ? ctx.journal.commit(id, tip.snapRev, tip.logSize, frame, path)
-      : ctx.options.sync
-        ? ctx.logSyncer.sync(fd)
-        : undefined;
+    // The journal's flush makes the record durable (`io/commit-journal.ts`): the log
+    // itself is fdatasync'd only at the journal's checkpoints.
+    const syncing = ctx.journal?.commit(id, tip.snapRev, tip.logSize, frame, path);
     try {
       whileSyncing?.();
     } catch (e) {

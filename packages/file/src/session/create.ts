@@ -1,10 +1,10 @@
 // Creating a session: its folder and first snapshot, search text and index entry.
 
-import { promises as fsp } from 'node:fs';
+import { chmodSync, promises as fsp, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSessionKitError, isValidId, newSessionId } from '@sessionkit/core';
 import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { ensurePrivateDir, fsyncDir } from '@sessionkit/core/adapter';
+import { errnoCode, fsyncDir } from '@sessionkit/core/adapter';
 import { scanSessionDir } from '../format/paths.js';
 import { entryOf, type HeaderJson } from '../format/records.js';
 import { appendIndexRecords, putRecord } from '../index-log/append.js';
@@ -36,11 +36,25 @@ export async function createSessionLocked(
   if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
   // Left-overs of a create killed before its snapshot: start clean.
   for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
-  await ensurePrivateDir(sp.dir);
+  makePrivateDir(sp.dir, names.length > 0);
   if (ctx.options.sync) await fsyncDir(ctx.paths.sessions);
-  await writeSnapshot(ctx, id, header, lineage, messages);
+  await writeSnapshot(ctx, id, header, lineage, messages, names.length === 0);
   await writeSearchFile(ctx, id, messages);
   await appendIndexRecords(ctx, [putRecord(entryOf(header, messages.length))], id);
+}
+
+/**
+ * The session folder `dir` (0700), with synchronous calls: its parent exists (the store
+ * made it on open), so it is one `mkdir` and one `chmod` (umask cannot narrow it).
+ * `mayExist`: left-overs of a killed create were found in it.
+ */
+function makePrivateDir(dir: string, mayExist: boolean): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if (!mayExist || errnoCode(e) !== 'EEXIST') throw e;
+  }
+  if (process.platform !== 'win32') chmodSync(dir, 0o700);
 }
 
 /**

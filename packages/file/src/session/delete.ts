@@ -19,10 +19,9 @@ import { appendIndexRecords, delRecord, putRecord } from '../index-log/append.js
 import { refreshIndex } from '../index-log/refresh.js';
 import { dropSessionRoutes } from '../router/router-file.js';
 import type { StoreContext } from '../store/context.js';
-import { lockForWrite } from '../store/write-lock.js';
 import { appendLogRecord } from './commit-log.js';
 import { listSessionFolder } from './folder.js';
-import { withSessionLock } from './lock.js';
+import { lockForWrite, withSessionLock } from './lock.js';
 import { readSessionTip, type SessionTip } from './tip.js';
 
 /** The header fields of a deleted session that neither the session nor the index had. */
@@ -103,7 +102,7 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
   const sp = ctx.sessionPaths(id);
   // Promote the children first: a crash half-way leaves every session readable.
   const index = await refreshIndex(ctx);
-  const kids = [...index.entries.values()].filter((e) => e.parentId === id).map((e) => e.id);
+  const kids = index.listable.children(id);
   for (const childId of kids) await promoteChild(ctx, childId, deleted);
   const grave = join(ctx.paths.trash, `${id}.${randomBytes(6).toString('hex')}`);
   await fsp.rename(sp.dir, grave);

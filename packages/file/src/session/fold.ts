@@ -15,8 +15,8 @@ import {
 import { compactSearchFile } from '../search/search-file.js';
 import type { StoreContext } from '../store/context.js';
 import { readFullSession } from './full-read.js';
+import type { SessionTip } from './session-tip.js';
 import { writeSnapshot } from './snapshot.js';
-import type { SessionTip } from './tip.js';
 
 /** A log this large is always folded into a new snapshot (unless the snapshot is larger). */
 const LOG_FOLD_BYTES = 8 * 1024 * 1024;
@@ -125,6 +125,8 @@ export function spliceFold(
     if (m.seq !== seq || headerProblem(m.header, id) || m.header.revision < header.revision)
       return undefined;
     if (m.appended === 0 && f.bodyEnd !== f.bodyStart) return undefined;
+    // A truncation drops stored messages: the fold goes through a full load.
+    if (m.truncate !== undefined) return undefined;
     if (m.appended > 0) {
       pieces.push({
         bytes: logBuf.subarray(f.bodyStart, f.bodyEnd),

@@ -155,6 +155,11 @@ function applyLog(
     if (m.header.revision < state.header.revision) {
       throw errors.corrupt(id, `log-${snapRev}.skr record ${seq}: revision went backwards`);
     }
+    if (m.truncate !== undefined) {
+      if (!Number.isSafeInteger(m.truncate) || m.truncate < 0 || m.truncate > messages.length)
+        throw errors.corrupt(id, `log-${snapRev}.skr record ${seq}: bad truncate`);
+      messages.length = m.truncate;
+    }
     if (m.appended > 0) {
       let added: unknown;
       try {

@@ -1,10 +1,11 @@
-// Replaying abandoned group-commit journals (`journal/*.skj`, see `io/group-journal.ts`)
-// when a store opens: after a machine crash, a session log may have lost records that
-// were acknowledged because the journal holding them was fsync'd. Each record is written
+// Replaying abandoned commit journals (`journal/*.skj`, see `io/commit-journal.ts`) when a
+// store opens: after a machine crash, a session log may have lost records that were
+// acknowledged because the journal holding them was fsync'd. Each record is written
 // back at the offset it had, under the session's lock; records already in place are
 // left alone, so a replay after a mere process crash (the logs intact) changes nothing.
 
 import {
+  constants,
   fdatasync,
   openSync,
   readdirSync,
@@ -15,14 +16,15 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { isValidId } from '@sessionkit/core';
-import { isLockHolderGone } from '@sessionkit/core/adapter';
+import { fsyncDir, isLockHolderGone } from '@sessionkit/core/adapter';
 import { parseFrames } from '../format/frame.js';
-import { closeQuietly } from '../io/fs-helpers.js';
 import {
   currentBootId,
+  HEADER_BYTES,
   type JournalOwnerMeta,
   type JournalRecordMeta,
-} from '../io/group-journal.js';
+} from '../io/commit-journal.js';
+import { closeQuietly } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
 import { newestSnapshot } from './folder.js';
 import { withSessionLock } from './lock.js';
@@ -55,22 +57,9 @@ export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> 
     } catch {
       continue; // removed by its owner or another replayer meanwhile
     }
-    const parsed = parseFrames<JournalOwnerMeta | JournalRecordMeta>(buf);
-    const head = parsed.frames[0]?.meta as JournalOwnerMeta | undefined;
+    const head = parseFrames<JournalOwnerMeta>(buf.subarray(0, HEADER_BYTES)).frames[0]?.meta;
     if (head?.kind !== 'journal' || !abandoned(head)) continue;
-    const bySession = new Map<string, Replayed[]>();
-    for (const f of parsed.frames.slice(1)) {
-      const m = f.meta as JournalRecordMeta;
-      if (m.kind !== 'record' || !isValidId(m.id)) continue;
-      const list = bySession.get(m.id) ?? [];
-      list.push({
-        snapRev: m.snapRev,
-        offset: m.offset,
-        frame: buf.subarray(f.bodyStart, f.bodyEnd),
-      });
-      bySession.set(m.id, list);
-    }
-    for (const [id, records] of bySession) {
+    for (const [id, records] of journalRecords(buf, head)) {
       await withSessionLock(ctx, id, () => replaySession(ctx, id, records));
     }
     try {
@@ -79,6 +68,34 @@ export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> 
       // removed by another replayer
     }
   }
+}
+
+/**
+ * The records of a journal by session, in the order written. A format-5 journal (its
+ * header names a generation) is written in place: its records start after the padded
+ * header and end at the first frame that is damaged, torn, zero or of another generation
+ * (left from before the last checkpoint). A format-4 journal was appended to and cut back
+ * to its header at checkpoints: every frame after the header is a record.
+ */
+export function journalRecords(buf: Buffer, head: JournalOwnerMeta): Map<string, Replayed[]> {
+  const inPlace = head.gen !== undefined;
+  const frames = inPlace
+    ? parseFrames<JournalRecordMeta>(buf, HEADER_BYTES).frames
+    : parseFrames<JournalRecordMeta>(buf).frames.slice(1);
+  const bySession = new Map<string, Replayed[]>();
+  for (const f of frames) {
+    const m = f.meta;
+    if (inPlace && (m.kind !== 'record' || m.gen !== head.gen)) break;
+    if (m.kind !== 'record' || !isValidId(m.id)) continue;
+    const list = bySession.get(m.id) ?? [];
+    list.push({
+      snapRev: m.snapRev,
+      offset: m.offset,
+      frame: buf.subarray(f.bodyStart, f.bodyEnd),
+    });
+    bySession.set(m.id, list);
+  }
+  return bySession;
 }
 
 /** Whether the journal's writer is certainly gone. */
@@ -105,9 +122,11 @@ async function replaySession(ctx: StoreContext, id: string, records: Replayed[])
   if (mine.length === 0) return;
   let fd: number;
   try {
-    fd = openSync(sp.log(mine[0]!.snapRev), 'r+');
+    // The log of the current snapshot, created when a crash lost the new file itself
+    // (its folder is not fsync'd when a log is created: the journal holds its records).
+    fd = openSync(sp.log(mine[0]!.snapRev), constants.O_RDWR | constants.O_CREAT, 0o600);
   } catch {
-    return; // no log: folded away meanwhile
+    return; // the session folder went away meanwhile
   }
   try {
     let wrote = false;
@@ -123,6 +142,7 @@ async function replaySession(ctx: StoreContext, id: string, records: Replayed[])
       await new Promise<void>((resolve, reject) =>
         fdatasync(fd, (e) => (e ? reject(e) : resolve())),
       );
+      await fsyncDir(sp.dir);
     }
   } finally {
     closeQuietly(fd);

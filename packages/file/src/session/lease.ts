@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import { KeyedMutex, withFileLock } from '@sessionkit/core/adapter';
 import { createLockFile } from '../io/lock-file.js';
 import { errors } from '../store/errors.js';
-import type { SessionTip } from './tip.js';
 
 /** Leases a store keeps at most (each is one lock file; no descriptor stays open). */
 const MAX_LEASES = 4096;
@@ -33,6 +32,8 @@ const MAX_LEASES = 4096;
  * written from another host); without a watch, the poll is all there is.
  */
 const WANT_POLL_MS = 10;
+/** A lease term under this is refreshed by the timer even during a single write. */
+const SHORT_TERM_MS = 60_000;
 const WANT_POLL_WATCHED_MS = 100;
 
 /** One held lease. */
@@ -50,9 +51,15 @@ interface Lease {
   wanted: boolean;
   /** Lost (broken by another process after a stall): released without unlinking. */
   lost: boolean;
-  /** The session's tip as this store's writes left it while holding the lease. */
-  tip: SessionTip | undefined;
+  /**
+   * Names this unbroken holding: a new number whenever the lock is taken anew or a write
+   * under it fails, so what a write cached under one number is not trusted under another.
+   */
+  epoch: number;
 }
+
+/** The last lease epoch handed out in this process. */
+let lastEpoch = 0;
 
 /** Leases held in this process, by lock path: stores of one process hand them over at once. */
 interface ProcessLeases {
@@ -124,16 +131,14 @@ export class LeaseTable {
     return this.#leases.has(id);
   }
 
-  /** The tip this store's writes left, while its lease was held without a break. */
-  trustedTip(id: string): SessionTip | undefined {
+  /**
+   * The epoch of the write running under `id`'s lock right now, `undefined` outside one or
+   * once the lock was lost. Equal epochs of two writes mean the lock was held without a
+   * break between them (no other store or process can have written the session).
+   */
+  epochOf(id: string): number | undefined {
     const lease = this.#leases.get(id);
-    return lease?.inSection && !lease.lost ? lease.tip : undefined;
-  }
-
-  /** Records the tip a write under `id`'s lease left (ignored outside a write). */
-  noteTip(id: string, tip: SessionTip | undefined): void {
-    const lease = this.#leases.get(id);
-    if (lease?.inSection) lease.tip = tip;
+    return lease?.inSection && !lease.lost ? lease.epoch : undefined;
   }
 
   /**
@@ -180,7 +185,7 @@ export class LeaseTable {
       } finally {
         lease.inSection = false;
         lease.lastUsed = Date.now();
-        if (!ok) lease.tip = undefined;
+        if (!ok) lease.epoch = ++lastEpoch;
         const keepIt =
           ok &&
           !this.#closed &&
@@ -189,8 +194,10 @@ export class LeaseTable {
           this.#o.leaseMs > 0 &&
           (keep || !fresh) &&
           !this.#isWanted(id);
-        if (keepIt) this.#afterKeep();
-        else await this.#release(lease);
+        if (keepIt) {
+          this.#startTimer();
+          this.#afterKeep();
+        } else await this.#release(lease);
       }
     } finally {
       this.#mutex.release(id);
@@ -286,7 +293,7 @@ export class LeaseTable {
       inSection: false,
       wanted: false,
       lost: false,
-      tip: undefined,
+      epoch: ++lastEpoch,
     };
     this.#leases.set(id, lease);
     processLeases.holders.set(path, {
@@ -296,7 +303,10 @@ export class LeaseTable {
         if (!lease.inSection) void this.#release(lease);
       },
     });
-    this.#startTimer();
+    // A lock held for one call is dated a term ahead when taken: only a short term (a
+    // small `leaseMs`) needs the timer's refresh during a long write. Kept leases start it
+    // (wants, idle release); a create or save no longer sets up a folder watch for itself.
+    if (this.#term < SHORT_TERM_MS) this.#startTimer();
     return lease;
   }
 
@@ -367,7 +377,6 @@ export class LeaseTable {
     } catch {
       // Broken by another process (we stalled past the stale time): not ours any more.
       lease.lost = true;
-      lease.tip = undefined;
     }
   }
 

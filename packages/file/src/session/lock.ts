@@ -1,14 +1,33 @@
 // The session lock (`locks/<id>.lock`, held as a lease across consecutive writes: see
-// `lease.ts`) and the promise every write keeps before it ends: the index entry matches
-// the session's tip.
+// `lease.ts`), the promise every write keeps before it ends (the index entry matches the
+// session's tip), and the index compaction a store-level write may have made due.
 
 import { isDeepStrictEqual } from 'node:util';
 import { isSessionKitError } from '@sessionkit/core';
 import { entryOf, type IndexEntryJson } from '../format/records.js';
 import { appendIndexRecords, delRecord, putRecord } from '../index-log/append.js';
+import { compactIndexIfDue } from '../index-log/compaction.js';
 import { readIndexTail } from '../index-log/read.js';
 import type { StoreContext } from '../store/context.js';
 import { readSessionTip } from './tip.js';
+
+/**
+ * Runs `fn` under the session's lock (`withSessionLock`; `keepLease` for commits, whose
+ * next one then finds the lock already held), then compacts the index when an
+ * append made it due and no other session lock of this store is held. For the outermost
+ * lock of a call; locks taken inside another (a branch's child, a delete's children, the
+ * index rewrite's carry-over) use `withSessionLock`, where a compaction could never run.
+ */
+export async function lockForWrite<T>(
+  ctx: StoreContext,
+  id: string,
+  fn: () => Promise<T>,
+  keepLease = false,
+): Promise<T> {
+  const result = await withSessionLock(ctx, id, fn, keepLease);
+  await compactIndexIfDue(ctx);
+  return result;
+}
 
 /**
  * Runs `fn` under the session's lock file (`ctx.leases`; with `keepLease`, a lease this

@@ -7,9 +7,9 @@ import { appendIndexRecords, putRecord } from '../index-log/append.js';
 import { writeSearchFile } from '../search/search-file.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
-import { lockForWrite } from '../store/write-lock.js';
 import type { CreatedSession } from './branch.js';
 import { readFullSession } from './full-read.js';
+import { lockForWrite } from './lock.js';
 import { writeSnapshot } from './snapshot.js';
 import { readSessionTip } from './tip.js';
 

@@ -6,8 +6,8 @@ import type { JsonValue } from '@sessionkit/core';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
-import { lockForWrite } from '../store/write-lock.js';
 import { assertSessionExists } from './folder.js';
+import { lockForWrite } from './lock.js';
 
 /** Writes `text` (core's `runtimeStatusText`) as the session's status, under its lock. */
 export async function saveRuntimeStatus(

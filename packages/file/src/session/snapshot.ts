@@ -31,6 +31,7 @@ export async function writeSnapshot(
   header: HeaderJson,
   lineage: HistoryLineage,
   messages: unknown[] | TabledBody,
+  fresh = false,
 ): Promise<void> {
   const sp = ctx.sessionPaths(id);
   const rev = header.revision;
@@ -44,7 +45,8 @@ export async function writeSnapshot(
     lineage,
   };
   const frame = encodeSnapshotFile(meta, tabled);
-  markSuperseded(sp, rev);
+  // A fresh folder (a create) has no older files to mark or remove.
+  if (!fresh) markSuperseded(sp, rev);
   await ctx.writeAtomic(sp.snapshot(rev), frame);
   const old = ctx.tips.get(id);
   if (old) ctx.keptFiles.drop(sp.log(old.snapRev));
@@ -62,7 +64,7 @@ export async function writeSnapshot(
     logRecords: 0,
     verified: true,
   });
-  await removeOlder(sp, rev);
+  if (!fresh) await removeOlder(sp, rev);
 }
 
 /**

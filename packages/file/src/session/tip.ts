@@ -3,10 +3,8 @@
 // append after it; readers list from it.
 
 import { statSync } from 'node:fs';
-import type { HistoryLineage } from '@sessionkit/core/adapter';
 import { readLineage } from '@sessionkit/core/adapter';
 import type { SessionPaths } from '../format/paths.js';
-import type { HeaderJson } from '../format/records.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import { type Fd, openFd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
@@ -14,41 +12,10 @@ import { errors } from '../store/errors.js';
 import { readLastRecord } from './commit-log.js';
 import { newestSnapshot, READ_ATTEMPTS } from './folder.js';
 import { type LoadedSession, readLegacySession } from './full-read.js';
+import type { SessionTip, TipCaller } from './session-tip.js';
 import { readSnapshotMetaIfPresent, type SnapshotInfo, writeSnapshot } from './snapshot.js';
 
-/** What a writer needs of a session without reading its messages. */
-export interface SessionTip {
-  header: HeaderJson;
-  /** Merge lineage (core's `HistoryLineage`) after the last record. */
-  lineage: HistoryLineage;
-  messageCount: number;
-  snapRev: number;
-  /** The snapshot has a message-offset table (format 3): windows need not read it whole. */
-  tabled: boolean;
-  /** Inode of the snapshot file (a deleted and re-created session gets a new one). */
-  snapIno: number;
-  snapBytes: number;
-  /** Inode of the commit log, 0 when there is none. */
-  logIno: number;
-  /** End of the last good record of the log. */
-  logSize: number;
-  /** Bytes actually in the log file (> logSize when it ends in a torn append). */
-  logFileSize: number;
-  logRecords: number;
-  /**
-   * The last log record's body was checked (a writer's read, or this store wrote it).
-   * Readers take the last record from its prefix and meta alone; a writer trusts only a
-   * verified tip, so it never appends after a record a power loss left half-written.
-   */
-  verified: boolean;
-}
-
-/**
- * Who asks for a tip. A `writer` holds the session's lock: it may use its cached tip after
- * two `stat`s (`cachedWriterTip`), needs the last record's body verified, and turns a
- * format-1 session into a snapshot first. A `reader` holds no lock and writes nothing.
- */
-export type TipCaller = 'writer' | 'reader';
+export type { SessionTip, TipCaller } from './session-tip.js';
 
 /**
  * The tip of a session, reading only the snapshot's meta and the last log record (cached
@@ -209,8 +176,10 @@ async function readTipWithLog(
  * or truncated behind the store's back sends the writer to the full read).
  */
 function leasedWriterTip(ctx: StoreContext, id: string, sp: SessionPaths): SessionTip | undefined {
-  const tip = ctx.leases.trustedTip(id);
-  if (!tip?.verified || tip.logFileSize !== tip.logSize || tip.snapRev === 0) return undefined;
+  const tip = ctx.tips.get(id);
+  const epoch = ctx.leases.epochOf(id);
+  if (epoch === undefined || tip?.leaseEpoch !== epoch) return undefined;
+  if (!tip.verified || tip.logFileSize !== tip.logSize || tip.snapRev === 0) return undefined;
   const log = statSync(sp.log(tip.snapRev), { throwIfNoEntry: false });
   if (tip.logIno === 0) return log ? undefined : tip;
   if (!log || Number(log.ino) !== tip.logIno || log.size !== tip.logSize) return undefined;

@@ -174,7 +174,8 @@ function tailRecords(
   let start = -1;
   while (end > 0) {
     const r = log.recordBefore(end);
-    if (!r) return undefined;
+    // A truncation breaks the chain of counts: the caller reads the session whole.
+    if (!r || r.meta.truncate !== undefined) return undefined;
     const prev = records[records.length - 1];
     if (prev) {
       if (r.meta.seq !== prev.meta.seq - 1) return undefined;

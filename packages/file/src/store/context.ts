@@ -4,17 +4,17 @@
 import { tempPathFor, writeFileAtomic } from '@sessionkit/core/adapter';
 import { type SessionPaths, type StorePaths, sessionPaths, storePaths } from '../format/paths.js';
 import { emptyIndex, type IndexState } from '../index-log/state.js';
-import { GroupJournal } from '../io/group-journal.js';
+import { CommitJournal } from '../io/commit-journal.js';
 import { KeptFiles } from '../io/kept-files.js';
 import { LockJudge } from '../io/lock-file.js';
 import { LogSyncer } from '../io/log-syncer.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
 import { LeaseTable } from '../session/lease.js';
-import type { SessionTip } from '../session/tip.js';
+import type { SessionTip } from '../session/session-tip.js';
 
 /** Session path sets kept at most (pure strings, never stale: the cache only saves work). */
-const SESSION_PATHS_KEPT = 1024;
+const SESSION_PATHS_KEPT = 16_384;
 
 /** What `FileStore.stats` counts (for tests and monitoring). */
 export interface TranscriptStats {
@@ -54,8 +54,8 @@ export class StoreContext {
   readonly lockJudge = new LockJudge();
   /** The session locks this store holds, kept across consecutive commits (leases). */
   readonly leases: LeaseTable;
-  /** With `sync: 'group'`: the journal whose flushes make commits durable. */
-  readonly journal: GroupJournal | undefined;
+  /** Unless `sync: false`: the journal whose flushes make commits durable. */
+  readonly journal: CommitJournal | undefined;
   /** Where log appends are fdatasync'd (`sync: true`): inline or in the thread pool. */
   readonly logSyncer: LogSyncer;
   /** The index log as this store last read it (see `readIndexTail`). */
@@ -88,10 +88,16 @@ export class StoreContext {
     this.dir = options.dir;
     this.paths = storePaths(options.dir);
     this.lockOptions = { timeoutMs: options.lockTimeoutMs, staleMs: options.lockStaleMs };
-    this.journal = options.groupCommit
-      ? new GroupJournal(this.paths.journal, options.groupCommitMs, this.stats)
-      : undefined;
     this.logSyncer = new LogSyncer(options.inlineSyncMs, this.stats);
+    this.journal = options.sync
+      ? new CommitJournal({
+          dir: this.paths.journal,
+          group: options.groupCommit,
+          groupMs: options.groupCommitMs,
+          syncer: this.logSyncer,
+          stats: this.stats,
+        })
+      : undefined;
     this.leases = new LeaseTable({
       locksDir: this.paths.locks,
       wantsDir: this.paths.wants,
@@ -108,14 +114,12 @@ export class StoreContext {
    * trusts it after one `stat` of the log.
    */
   setWriterTip(id: string, tip: SessionTip): void {
-    this.tips.set(id, tip);
-    this.leases.noteTip(id, tip);
+    this.tips.set(id, { ...tip, leaseEpoch: this.leases.epochOf(id) });
   }
 
   /** Forgets the session's cached tip (the next write re-reads the folder). */
   forgetTip(id: string): void {
     this.tips.delete(id);
-    this.leases.noteTip(id, undefined);
   }
 
   /** The paths of session `id` (cached). */

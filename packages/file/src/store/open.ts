@@ -57,6 +57,8 @@ export async function prepareStoreFolder(ctx: StoreContext): Promise<void> {
     },
     ctx.lockOptions,
   );
+  // Journals left by an older release's writers (format 4) are replayed like ours.
+  await replayAbandonedJournals(ctx);
 }
 
 /** The version `format.json` names, `undefined` when there is none. */
