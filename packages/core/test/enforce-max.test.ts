@@ -367,5 +367,5 @@ describe('enforceMax memory', () => {
     expect(samples).toBeGreaterThan(40);
     expect(peak).toBeLessThan(BOUND);
     expect(await readdir(tmp)).toEqual([]);
-  });
+  }, 240_000); // 200,000 sessions seeded and paged: a bounded memory test, not a timing one
 });
