@@ -7,8 +7,9 @@ export type BackendName = 'memory' | 'file' | 'postgres' | 'redis' | 'redis-clus
 /**
  * One backend for tests: `start()` brings up what it needs (a server started by the test
  * run, a connection), `fresh()` gives a new store over empty data of its own (a schema, a
- * key prefix, a folder), `dispose()` closes that store and removes its data, `stop()` ends
- * what `start()` started. `start` and `stop` are idempotent; `fresh` starts when needed.
+ * key prefix, a folder), `peer()` a second store instance over that data, `dispose()`
+ * closes that store and its peers and removes its data, `stop()` ends what `start()`
+ * started. `start` and `stop` are idempotent; `fresh` starts when needed.
  */
 export interface TestBackend {
   readonly name: BackendName;
@@ -20,6 +21,12 @@ export interface TestBackend {
   available(what: string): Promise<boolean>;
   start(): Promise<void>;
   fresh(): Promise<FullStore<unknown>>;
+  /**
+   * Another store instance over the data of `store` (a `fresh()` one), as a second process
+   * would open it: its own connection or client where the backend has one. Closed by
+   * `dispose(store)`.
+   */
+  peer(store: FullStore<unknown>): Promise<FullStore<unknown>>;
   dispose(store: FullStore<unknown>): Promise<void>;
   stop(): Promise<void>;
 }
@@ -28,6 +35,7 @@ export interface TestBackend {
 export abstract class LazyBackend implements TestBackend {
   abstract readonly name: BackendName;
   #started: Promise<void> | undefined;
+  readonly #peers = new Map<FullStore<unknown>, FullStore<unknown>[]>();
 
   async available(_what: string): Promise<boolean> {
     return true;
@@ -54,8 +62,23 @@ export abstract class LazyBackend implements TestBackend {
     return this.freshStore();
   }
 
-  abstract dispose(store: FullStore<unknown>): Promise<void>;
+  async peer(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    const peer = await this.peerStore(store);
+    this.#peers.set(store, [...(this.#peers.get(store) ?? []), peer]);
+    return peer;
+  }
+
+  async dispose(store: FullStore<unknown>): Promise<void> {
+    const peers = this.#peers.get(store) ?? [];
+    this.#peers.delete(store);
+    for (const peer of peers) await peer.close();
+    await this.disposeStore(store);
+  }
+
   protected abstract startOnce(): Promise<void>;
   protected abstract stopOnce(): Promise<void>;
   protected abstract freshStore(): Promise<FullStore<unknown>>;
+  protected abstract peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>>;
+  /** Closes `store` (its peers are closed already) and removes its data. */
+  protected abstract disposeStore(store: FullStore<unknown>): Promise<void>;
 }

@@ -15,7 +15,10 @@ export class MemoryBackend extends LazyBackend {
   protected async freshStore(): Promise<FullStore<unknown>> {
     return new MemoryStore<unknown>();
   }
-  async dispose(store: FullStore<unknown>): Promise<void> {
+  protected async peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    return new MemoryStore<unknown>({ backend: (store as MemoryStore<unknown>).backend });
+  }
+  protected async disposeStore(store: FullStore<unknown>): Promise<void> {
     await store.close();
   }
 }
@@ -35,7 +38,10 @@ export class FileBackend extends LazyBackend {
     this.#dirs.set(store, dir);
     return store;
   }
-  async dispose(store: FullStore<unknown>): Promise<void> {
+  protected async peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    return new FileStore<unknown>({ dir: join(this.#dirs.get(store) as string, 'store') });
+  }
+  protected async disposeStore(store: FullStore<unknown>): Promise<void> {
     await store.close();
     const dir = this.#dirs.get(store);
     this.#dirs.delete(store);

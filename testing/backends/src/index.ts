@@ -10,6 +10,8 @@ import { RedisBackend } from './redis.js';
 import { S3Backend } from './s3.js';
 
 export type { BackendName, TestBackend } from './backend.js';
+export { commitRejection } from './commit-probe.js';
+export { type CommitMatch, type LostReplyStore, withLostReplies } from './lost-reply.js';
 
 /** Every backend, in the order tests usually list them. */
 export const BACKEND_NAMES: readonly BackendName[] = [

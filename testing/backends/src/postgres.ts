@@ -23,7 +23,13 @@ export class PostgresBackend extends LazyBackend {
   protected async freshStore(): Promise<FullStore<unknown>> {
     return (await (this.#harness as Harness).freshStore()) as unknown as FullStore<unknown>;
   }
-  async dispose(store: FullStore<unknown>): Promise<void> {
+  /** A store on the same schema with a pool of its own (ended with the store's). */
+  protected async peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    return (await (this.#harness as Harness).peerOf(
+      store as unknown as PostgresStore,
+    )) as unknown as FullStore<unknown>;
+  }
+  protected async disposeStore(store: FullStore<unknown>): Promise<void> {
     await (this.#harness as Harness).destroyStore(store as unknown as PostgresStore);
   }
 }

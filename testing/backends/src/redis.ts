@@ -60,7 +60,12 @@ export class RedisBackend extends LazyBackend {
     return this.#factory?.create() as unknown as FullStore<unknown>;
   }
 
-  async dispose(store: FullStore<unknown>): Promise<void> {
+  /** A store on the same prefix over the second client (borrowed: closing it leaves it open). */
+  protected async peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    return this.#factory?.peerOf(store as unknown as RedisStore) as unknown as FullStore<unknown>;
+  }
+
+  protected async disposeStore(store: FullStore<unknown>): Promise<void> {
     await this.#factory?.destroy(store as unknown as RedisStore);
   }
 }

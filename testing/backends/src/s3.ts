@@ -33,7 +33,15 @@ export class S3Backend extends LazyBackend {
     )) as unknown as FullStore<unknown>;
   }
 
-  async dispose(store: FullStore<unknown>): Promise<void> {
+  /** A store on the same prefix, borrowing the target's shared client. */
+  protected async peerStore(store: FullStore<unknown>): Promise<FullStore<unknown>> {
+    return (await (this.#harness as Harness).storeOn(
+      this.#target as S3Target,
+      (store as unknown as S3Store).prefix,
+    )) as unknown as FullStore<unknown>;
+  }
+
+  protected async disposeStore(store: FullStore<unknown>): Promise<void> {
     await (this.#harness as Harness).destroyStore(
       this.#target as S3Target,
       store as unknown as S3Store,

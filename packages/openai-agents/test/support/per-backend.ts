@@ -2,10 +2,15 @@
 // loudly what cannot run here: a backend whose service is missing (a failure under CI),
 // and the tests that need commit's `truncate` and `operationId` on an adapter that does
 // not implement them yet.
-import { isSessionKitError, newSessionId } from '@sessionkit/core';
+import type { FullStore } from '@sessionkit/core';
+import { type BackendName, commitRejection, testBackend } from '@sessionkit/test-backends';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import { SessionKitSession, type SessionKitSessionOptions } from '../../src/index.js';
-import { type AnyStore, BACKEND_NAMES, type BackendName, testBackend } from './backends.js';
+
+export type AnyStore = FullStore<unknown>;
+
+/** The backends this package's tests run on. */
+const BACKENDS: readonly BackendName[] = ['memory', 'file', 'postgres', 'redis', 's3'];
 
 export interface BackendContext {
   readonly name: BackendName;
@@ -23,27 +28,9 @@ export interface BackendContext {
   requiresHistoryWrites(): void;
 }
 
-/**
- * Why `store` cannot back the binding (its commit rejects `truncate` or `operationId`), or
- * `undefined` when it can. Tried on a session of its own, deleted afterwards.
- */
-async function missingHistoryWrites(store: AnyStore): Promise<string | undefined> {
-  const id = `probe-${newSessionId()}`;
-  await store.create({ id });
-  try {
-    await store.commit(id, { operationId: 'probe', truncate: 0 });
-    return undefined;
-  } catch (e) {
-    if (isSessionKitError(e, 'invalid_argument')) return e.message;
-    throw e;
-  } finally {
-    await store.delete(id);
-  }
-}
-
 /** `describe(\`${backend} › ${title}\`, …)` for every backend. */
 export function describeOnBackends(title: string, body: (ctx: BackendContext) => void): void {
-  for (const name of BACKEND_NAMES) {
+  for (const name of BACKENDS) {
     describe(`${name} › ${title}`, () => {
       const backend = testBackend(name);
       let store: AnyStore | undefined;
@@ -53,7 +40,7 @@ export function describeOnBackends(title: string, body: (ctx: BackendContext) =>
         unavailable = !(await backend.available(`the openai-agents tests on ${name} are skipped`));
         if (unavailable) return;
         store = await backend.fresh();
-        noHistoryWrites = await missingHistoryWrites(store);
+        noHistoryWrites = await commitRejection(store, { operationId: 'probe', truncate: 0 });
         if (noHistoryWrites !== undefined) {
           console.warn(
             `\n!!! SKIPPED on ${name}: the openai-agents "${title}" tests that pop, clear, transact or rewrite: ${noHistoryWrites}\n`,
