@@ -3,40 +3,13 @@
  * for the tests of packages built on stores (bindings, tools). It starts what a backend
  * needs and reuses each adapter's own test support for it.
  */
-import type { BackendName, TestBackend } from './backend.js';
-import { FileBackend, MemoryBackend } from './embedded.js';
-import { PostgresBackend } from './postgres.js';
-import { RedisBackend } from './redis.js';
-import { S3Backend } from './s3.js';
-
 export type { BackendName, TestBackend } from './backend.js';
+export { BACKEND_NAMES, testBackend } from './backends.js';
 export { commitRejection } from './commit-probe.js';
+export { withCommit } from './commit-wrapper.js';
+export {
+  type BackendSuite,
+  type DescribeOnBackendsOptions,
+  describeOnBackends,
+} from './describe-on-backends.js';
 export { type CommitMatch, type LostReplyStore, withLostReplies } from './lost-reply.js';
-
-/** Every backend, in the order tests usually list them. */
-export const BACKEND_NAMES: readonly BackendName[] = [
-  'memory',
-  'file',
-  'postgres',
-  'redis',
-  'redis-cluster',
-  's3',
-];
-
-/** A new backend object of that name (each has its own servers and stores). */
-export function testBackend(name: BackendName): TestBackend {
-  switch (name) {
-    case 'memory':
-      return new MemoryBackend();
-    case 'file':
-      return new FileBackend();
-    case 'postgres':
-      return new PostgresBackend();
-    case 'redis':
-      return new RedisBackend(false);
-    case 'redis-cluster':
-      return new RedisBackend(true);
-    case 's3':
-      return new S3Backend();
-  }
-}

@@ -3,6 +3,7 @@
 // an operation id must survive.
 import type { CommitInput, FullStore } from '@sessionkit/core';
 import { errorsFor } from '@sessionkit/core/adapter';
+import { withCommit } from './commit-wrapper.js';
 
 type AnyStore = FullStore<unknown>;
 
@@ -40,15 +41,8 @@ export function withLostReplies(inner: AnyStore): LostReplyStore {
     }
     return result;
   };
-  const store = new Proxy(inner, {
-    get(target, key) {
-      if (key === 'commit') return commit;
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
   return {
-    store,
+    store: withCommit(inner, commit),
     loseNextReply(match = changesHistory) {
       armed = match;
     },
