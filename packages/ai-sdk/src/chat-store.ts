@@ -31,9 +31,9 @@ export interface LoadChatOptions {
  * AI SDK chats kept in a sessionkit store. Each chat is a sessionkit session (its id is the
  * chat id, its folder `folderPrefix + userId`), and each `UIMessage` one sessionkit message
  * stored as the SDK made it, so the `sessionkit` CLI and every sessionkit tool list, search,
- * branch, export and prune chats. Every method is one to three store calls whose cost grows
- * with what it reads or writes, not with the chat's history (except `loadChat` without
- * `last`). Errors are `SessionKitError`s: the store's, or the binding's own, prefixed
+ * branch, export and prune chats. Every method is a few store calls (one to four) whose cost
+ * grows with what it reads or writes, not with the chat's history (except `loadChat` and
+ * `receiveMessage` without `last`). Errors are `SessionKitError`s: the store's, or the binding's own, prefixed
  * `[sessionkit/ai-sdk]`; a missing chat is `not_found`. `M` is the application's
  * `UIMessage` type.
  */

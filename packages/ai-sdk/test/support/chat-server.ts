@@ -16,8 +16,6 @@ export interface ChatServer {
   readonly url: string;
   /** Resolves once the reply of every chat request so far is saved (rejects when a save failed). */
   settled(): Promise<void>;
-  /** How many `POST /api/chat` requests got each status, e.g. `{ 200: 3, 409: 1 }`. */
-  readonly statuses: Record<number, number>;
   close(): Promise<void>;
 }
 
@@ -30,7 +28,6 @@ export async function startChatServer(options: {
   const model = sdk.model(script);
   const generations = new Map<string, AbortController>();
   const saves: Promise<void>[] = [];
-  const statuses: Record<number, number> = {};
 
   const postChat = async (req: IncomingMessage, res: ServerResponse) => {
     const { id, message } = JSON.parse(await bodyOf(req)) as { id: string; message: TestMessage };
@@ -41,44 +38,44 @@ export async function startChatServer(options: {
     // cancelled: `settled()` waits for that save, however late the SDK notices a client gone.
     let saved!: { resolve: () => void; reject: (e: unknown) => void };
     saves.push(new Promise<void>((resolve, reject) => (saved = { resolve, reject })));
-    const response = await sdk.streamReply({
-      model,
-      messages,
-      abortSignal: generation.signal,
-      chats,
-      chatId: id,
-      saving: (save) => {
-        save.then(saved.resolve, saved.reject);
-        return save;
-      },
-    });
+    const response = await sdk
+      .streamReply({
+        model,
+        messages,
+        abortSignal: generation.signal,
+        chats,
+        chatId: id,
+        saving: (save) => {
+          save.then(saved.resolve, saved.reject);
+          return save;
+        },
+      })
+      .catch((e: unknown) => {
+        saved.reject(e); // no stream, so no callback: settled() must not wait for one
+        throw e;
+      });
     send(res, response);
   };
 
-  const server = createServer((req, res) => {
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const stop = /^\/api\/chat\/([^/]+)\/stop$/.exec(req.url ?? '');
-    const handled =
-      req.method === 'POST' && req.url === '/api/chat'
-        ? postChat(req, res)
-        : req.method === 'POST' && stop !== null
-          ? Promise.resolve(generations.get(stop[1] as string)?.abort()).then(() => {
-              res.writeHead(204).end();
-            })
-          : Promise.resolve(res.writeHead(404).end());
-    handled
-      .catch((e: unknown) => {
-        const status = isSessionKitError(e, 'conflict') ? 409 : 500;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(String(e));
-      })
-      .finally(() => {
-        if (req.url === '/api/chat') statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-      });
+    if (req.method === 'POST' && req.url === '/api/chat') await postChat(req, res);
+    else if (req.method === 'POST' && stop !== null) {
+      generations.get(stop[1] as string)?.abort();
+      res.writeHead(204).end();
+    } else res.writeHead(404).end();
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((e: unknown) => {
+      const status = isSessionKitError(e, 'conflict') ? 409 : 500;
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(String(e));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    statuses,
     settled: async () => {
       while (saves.length > 0) await saves.shift();
     },
