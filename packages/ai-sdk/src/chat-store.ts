@@ -65,7 +65,7 @@ export interface ChatStore<M extends UIMessageLike = UIMessage> {
    * (a reply being saved) reads again. The first user message of an untitled chat titles it
    * (core's `autoTitle`: its text parts, 72 characters), for one more `load` while the chat
    * holds at most two messages. Throws `not_found`, `conflict`, `invalid_argument` (not a
-   * user `UIMessage`, or not JSON).
+   * user `UIMessage` with an id, or not JSON).
    */
   saveUserMessage(chatId: string, message: M): Promise<void>;
 
@@ -84,7 +84,7 @@ export interface ChatStore<M extends UIMessageLike = UIMessage> {
    *   (`validateUIMessages`) before streaming.
    *
    * Throws `not_found`, `conflict`, `invalid_argument` (not a user or assistant
-   * `UIMessage`), `aborted` (the read).
+   * `UIMessage` with an id), `aborted` (the read).
    */
   receiveMessage(chatId: string, message: M, options?: LoadChatOptions): Promise<M[]>;
 

@@ -57,6 +57,8 @@ class SessionKitChatStore<M extends UIMessageLike> implements ChatStore<M> {
 
   async saveUserMessage(chatId: string, message: M): Promise<void> {
     assertUIMessage(message, 'saveUserMessage: message', 'user');
+    // The id is what tells a double submit from a new message.
+    if (message.id === '') throw errors.invalid('saveUserMessage: message must have an id');
     await saveUserMessage(this.store, chatId, message);
   }
 
@@ -65,6 +67,7 @@ class SessionKitChatStore<M extends UIMessageLike> implements ChatStore<M> {
     if (message.role === 'system') {
       throw errors.invalid('receiveMessage: message must have the role "user" or "assistant"');
     }
+    if (message.id === '') throw errors.invalid('receiveMessage: message must have an id');
     return (await receiveMessage(this.store, chatId, message, options)) as M[];
   }
 

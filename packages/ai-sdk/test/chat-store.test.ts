@@ -170,6 +170,7 @@ describeOnBackends('chat store', (ctx) => {
         assistantMessage('not a user message'),
         { id: 'no-parts', role: 'user' },
         { role: 'user', parts: [] },
+        { id: '', role: 'user', parts: [{ type: 'text', text: 'no id' }] },
         null,
       ];
       for (const message of bad) {
