@@ -8,6 +8,7 @@ import {
   run,
 } from '@openai/agents-core';
 import { newSessionId } from '@sessionkit/core';
+import { withLostReplies } from '@sessionkit/test-backends';
 import { describe, expect, it } from 'vitest';
 import { SessionKitSession } from '../src/index.js';
 import {
@@ -18,7 +19,6 @@ import {
   weatherAgents,
 } from './support/conversation.js';
 import { asStored } from './support/items.js';
-import { withLostReplies } from './support/lost-reply.js';
 import { describeOnBackends } from './support/per-backend.js';
 
 /** Both turns on the SDK's MemorySession: what the runner stores when nothing restarts. */

@@ -5,6 +5,7 @@ import {
   isSessionHistoryTransactionAwareSession,
 } from '@openai/agents-core';
 import { isSessionKitError, newSessionId } from '@sessionkit/core';
+import { withLostReplies } from '@sessionkit/test-backends';
 import { describe, expect, it } from 'vitest';
 import { SessionKitSession } from '../src/index.js';
 import {
@@ -15,7 +16,6 @@ import {
   userParts,
   userText,
 } from './support/items.js';
-import { withLostReplies } from './support/lost-reply.js';
 import { describeOnBackends } from './support/per-backend.js';
 
 const append = (operationId: string, items: unknown[]) => ({

@@ -1,18 +1,20 @@
-// Runs a test body once per backend, each on a store of its own (fresh data), and skips
-// loudly what cannot run here: a backend whose service is missing (a failure under CI),
-// and the tests that need commit's `truncate` and `operationId` on an adapter that does
-// not implement them yet.
-import { isSessionKitError, newSessionId } from '@sessionkit/core';
-import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
+// Runs a test body once per backend (see @sessionkit/test-backends' describeOnBackends),
+// with a SessionKitSession factory; the tests that pop, clear, transact or rewrite skip
+// loudly on an adapter whose commit does not take `truncate` and `operationId` yet.
+import type { FullStore } from '@sessionkit/core';
+import {
+  type BackendName,
+  type BackendSuite,
+  describeOnBackends as describeOnTestBackends,
+} from '@sessionkit/test-backends';
 import { SessionKitSession, type SessionKitSessionOptions } from '../../src/index.js';
-import { type AnyStore, BACKEND_NAMES, type BackendName, testBackend } from './backends.js';
 
-export interface BackendContext {
-  readonly name: BackendName;
-  /** The backend's store for this describe block (each test uses new session ids). */
-  store(): AnyStore;
-  /** A second store instance over the same data. */
-  peer(): Promise<AnyStore>;
+export type AnyStore = FullStore<unknown>;
+
+/** The backends this package's tests run on. */
+const BACKENDS: readonly BackendName[] = ['memory', 'file', 'postgres', 'redis', 's3'];
+
+export interface BackendContext extends Omit<BackendSuite, 'requiresCommitOptions'> {
   /** A SessionKitSession on `store()` with a new session id unless one is given. */
   session(options?: Omit<SessionKitSessionOptions, 'store'>): SessionKitSession;
   /**
@@ -23,64 +25,21 @@ export interface BackendContext {
   requiresHistoryWrites(): void;
 }
 
-/**
- * Why `store` cannot back the binding (its commit rejects `truncate` or `operationId`), or
- * `undefined` when it can. Tried on a session of its own, deleted afterwards.
- */
-async function missingHistoryWrites(store: AnyStore): Promise<string | undefined> {
-  const id = `probe-${newSessionId()}`;
-  await store.create({ id });
-  try {
-    await store.commit(id, { operationId: 'probe', truncate: 0 });
-    return undefined;
-  } catch (e) {
-    if (isSessionKitError(e, 'invalid_argument')) return e.message;
-    throw e;
-  } finally {
-    await store.delete(id);
-  }
-}
-
 /** `describe(\`${backend} › ${title}\`, …)` for every backend. */
 export function describeOnBackends(title: string, body: (ctx: BackendContext) => void): void {
-  for (const name of BACKEND_NAMES) {
-    describe(`${name} › ${title}`, () => {
-      const backend = testBackend(name);
-      let store: AnyStore | undefined;
-      let unavailable = false;
-      let noHistoryWrites: string | undefined;
-      beforeAll(async () => {
-        unavailable = !(await backend.available(`the openai-agents tests on ${name} are skipped`));
-        if (unavailable) return;
-        store = await backend.fresh();
-        noHistoryWrites = await missingHistoryWrites(store);
-        if (noHistoryWrites !== undefined) {
-          console.warn(
-            `\n!!! SKIPPED on ${name}: the openai-agents "${title}" tests that pop, clear, transact or rewrite: ${noHistoryWrites}\n`,
-          );
-        }
-      });
-      afterAll(async () => {
-        if (store !== undefined) await backend.dispose(store);
-        await backend.stop();
-      });
-      beforeEach((ctx) => {
-        if (unavailable) ctx.skip();
-      });
-      const current = (): AnyStore => {
-        if (store === undefined) throw new Error(`no ${name} store`);
-        return store;
-      };
+  describeOnTestBackends(
+    {
+      package: 'openai-agents',
+      backends: BACKENDS,
+      commitOptions: { operationId: 'probe', truncate: 0 },
+      needing: 'that pop, clear, transact or rewrite',
+    },
+    title,
+    ({ requiresCommitOptions, ...suite }) =>
       body({
-        name,
-        store: current,
-        peer: () => backend.peer(current()),
-        session: (options = {}) => new SessionKitSession({ ...options, store: current() }),
-        requiresHistoryWrites: () =>
-          beforeEach((ctx) => {
-            if (noHistoryWrites !== undefined) ctx.skip();
-          }),
-      });
-    });
-  }
+        ...suite,
+        session: (options = {}) => new SessionKitSession({ ...options, store: suite.store() }),
+        requiresHistoryWrites: requiresCommitOptions,
+      }),
+  );
 }

@@ -1,17 +1,22 @@
 // A store whose next matching commit lands and then fails `unavailable`, as when the reply
-// of a write that the backend applied is lost on the way back.
-import type { CommitInput } from '@sessionkit/core';
+// of a write that the backend applied is lost on the way back: what a binding's retry with
+// an operation id must survive.
+import type { CommitInput, FullStore } from '@sessionkit/core';
 import { errorsFor } from '@sessionkit/core/adapter';
-import type { AnyStore } from './backends.js';
+import { withCommit } from './commit-wrapper.js';
+
+type AnyStore = FullStore<unknown>;
 
 const errors = errorsFor('lost-reply');
 
-type CommitMatch = (input: CommitInput<unknown>) => boolean;
+/** Which commits `loseNextReply` arms for. */
+export type CommitMatch = (input: CommitInput<unknown>) => boolean;
 
 /** Commits that change the history (not the binding's probes or empty claims). */
 const changesHistory: CommitMatch = (input) =>
   input.append !== undefined || input.replace !== undefined || input.truncate !== undefined;
 
+/** A store wrapped by `withLostReplies`, with the switch that loses the next reply. */
 export interface LostReplyStore {
   store: AnyStore;
   /** The next commit matching `match` (default: one that changes the history) lands, then throws. */
@@ -20,6 +25,10 @@ export interface LostReplyStore {
   readonly lost: number;
 }
 
+/**
+ * `inner` with a `commit` that, once armed by `loseNextReply`, lets the next matching commit
+ * land and then throws `unavailable`; every other call goes to `inner` as it is.
+ */
 export function withLostReplies(inner: AnyStore): LostReplyStore {
   let armed: CommitMatch | undefined;
   let lost = 0;
@@ -32,15 +41,8 @@ export function withLostReplies(inner: AnyStore): LostReplyStore {
     }
     return result;
   };
-  const store = new Proxy(inner, {
-    get(target, key) {
-      if (key === 'commit') return commit;
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
   return {
-    store,
+    store: withCommit(inner, commit),
     loseNextReply(match = changesHistory) {
       armed = match;
     },
