@@ -1,6 +1,6 @@
 // The file store (sync: true, its default) beside an append + fdatasync of the same bytes
 // on an already open file: one durable write per turn is the disk's own limit.
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,15 @@ function folderBytes(dir) {
   return total;
 }
 
+/** This process's `wchar` from /proc/self/io (Linux), or NaN elsewhere. */
+function processWrittenBytes() {
+  try {
+    return Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 export default {
   name: 'file',
   ceiling: 'append + fdatasync on an open fd',
@@ -26,6 +35,8 @@ export default {
     return {
       store,
       storedBytes: () => folderBytes(dir),
+      // Bytes this process passed to write(2) (the store is the only writer while timed).
+      writtenBytes: () => processWrittenBytes(),
       async close() {
         await store.close();
         rmSync(dir, { recursive: true, force: true });

@@ -59,6 +59,13 @@ export default {
           .catch(() => {});
         return schemaBytes(schema);
       },
+      // WAL bytes the server wrote (server-wide: run the bench on an otherwise idle server).
+      writtenBytes: async () => {
+        const r = await sharedPool().query(
+          "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS bytes",
+        );
+        return Number(r.rows[0].bytes);
+      },
       async close() {
         await store.close();
         await dropSchema(schema);

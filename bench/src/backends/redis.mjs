@@ -65,6 +65,11 @@ export default {
         }
         return total;
       },
+      // Bytes the server received (server-wide: run the bench on an otherwise idle server).
+      async writtenBytes() {
+        const info = await sharedClient().info('stats');
+        return Number(/total_net_input_bytes:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+      },
       async close() {
         await store.close();
         await dropPrefix(prefix);

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// pnpm --filter @sessionkit/bench framework: what the framework contract's commit options
+// cost on every adapter whose server answers here, the way bindings use them.
+//   - pop: drop the last message of long sessions (written round robin), once with
+//     `truncate: messageCount - 1` and once with `replace` carrying the kept history:
+//     time per pop and bytes written per pop (the backend's own counter of what it wrote).
+//   - operation ids: turns round robin over live sessions with and without an
+//     `operationId`, in alternating blocks so that drift hits both alike.
+//   --quick        smaller histories and fewer pops (about a minute)
+//   --only a,b     only these backends
+import { parseArgs } from 'node:util';
+import { isSessionKitError } from '@sessionkit/core';
+import { BACKENDS } from './backends/index.mjs';
+import { median, message, sessionWithHistory, turnMessages } from './workload.mjs';
+
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
+const quick = values.quick;
+const settings = {
+  popSessions: quick ? 2 : 4,
+  popHistory: quick ? 2000 : 10000,
+  pops: quick ? 8 : 24,
+  turnSessions: quick ? 10 : 40,
+  turnHistory: quick ? 100 : 1000,
+  turnBlocks: quick ? 4 : 8,
+  turnsPerBlock: quick ? 20 : 50,
+};
+const only = values.only?.split(',').map((s) => s.trim());
+
+/** A fresh store of the backend for `fn`, closed afterwards. */
+async function withStore(backend, fn) {
+  const opened = await backend.open();
+  try {
+    return await fn(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** `fn()`'s result, or `undefined` when the store refuses the commit option it uses. */
+async function unlessUnsupported(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isSessionKitError(e) && e.code === 'invalid_argument') return undefined;
+    throw e;
+  }
+}
+
+/** Pops round robin over `popSessions` sessions of `popHistory` messages, one way. */
+async function pops(opened, mode) {
+  const { store, writtenBytes } = opened;
+  const sessions = [];
+  for (let s = 0; s < settings.popSessions; s++) {
+    const { id, revision } = await sessionWithHistory(store, settings.popHistory, `/pop-${s}`);
+    // What a caller of `replace` must hold: the history it keeps (built, not loaded).
+    const messages = Array.from({ length: settings.popHistory }, (_, i) => message(i));
+    sessions.push({ id, revision, messages });
+  }
+  const before = (await writtenBytes?.()) ?? Number.NaN;
+  const times = [];
+  for (let n = 0; n < settings.pops; n++) {
+    const session = sessions[n % sessions.length];
+    const keep = session.messages.length - 1;
+    const change =
+      mode === 'truncate' ? { truncate: keep } : { replace: session.messages.slice(0, keep) };
+    const started = performance.now();
+    ({ revision: session.revision } = await store.commit(session.id, {
+      expectedRevision: session.revision,
+      ...change,
+    }));
+    times.push(performance.now() - started);
+    session.messages.length = keep;
+  }
+  const after = (await writtenBytes?.()) ?? Number.NaN;
+  return { ms: median(times), bytesPerPop: (after - before) / settings.pops };
+}
+
+/** Commits per second over live sessions in alternating blocks, with and without ids. */
+async function operationIdCost(store) {
+  const sessions = [];
+  for (let s = 0; s < settings.turnSessions; s++) {
+    sessions.push(await sessionWithHistory(store, settings.turnHistory, `/turns-${s}`));
+  }
+  let turn = 0;
+  const block = async (withId) => {
+    const started = performance.now();
+    for (let i = 0; i < settings.turnsPerBlock; i++, turn++) {
+      const session = sessions[turn % sessions.length];
+      ({ revision: session.revision } = await store.commit(session.id, {
+        expectedRevision: session.revision,
+        append: turnMessages(turn),
+        ...(withId ? { operationId: `bench-turn-${turn}` } : {}),
+      }));
+    }
+    return (performance.now() - started) / settings.turnsPerBlock;
+  };
+  await block(false);
+  if ((await unlessUnsupported(() => block(true))) === undefined) return undefined;
+  const plain = [];
+  const withIds = [];
+  for (let b = 0; b < settings.turnBlocks; b++) {
+    // Alternate which goes first so that a trend in the machine's load favours neither.
+    if (b % 2 === 0) {
+      plain.push(await block(false));
+      withIds.push(await block(true));
+    } else {
+      withIds.push(await block(true));
+      plain.push(await block(false));
+    }
+  }
+  return {
+    plainMs: median(plain),
+    withIdMs: median(withIds),
+    ratio: median(withIds) / median(plain),
+  };
+}
+
+const f = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
+const kb = (n) => (Number.isFinite(n) ? `${(n / 1024).toFixed(1)} KiB` : '—');
+
+console.log(
+  `pop: ${settings.pops} pops round robin over ${settings.popSessions} sessions of ${settings.popHistory} messages (~1 KB each); ` +
+    `operation ids: ${settings.turnBlocks} blocks × ${settings.turnsPerBlock} turns over ${settings.turnSessions} sessions of ${settings.turnHistory} messages`,
+);
+let failed = false;
+for (const backend of BACKENDS) {
+  if (only && !only.includes(backend.name)) continue;
+  const available = await backend.available();
+  if (available !== true) {
+    console.log(`${backend.name}: skipped, ${available}`);
+    continue;
+  }
+  try {
+    const truncate = await withStore(backend, (o) => unlessUnsupported(() => pops(o, 'truncate')));
+    const replace = await withStore(backend, (o) => pops(o, 'replace'));
+    const ids = await withStore(backend, ({ store }) => operationIdCost(store));
+    const popLine = truncate
+      ? `pop by truncate ${f(truncate.ms)} ms, ${kb(truncate.bytesPerPop)} written; by replace ${f(replace.ms)} ms, ${kb(replace.bytesPerPop)} written (${f(replace.ms / truncate.ms, 1)}× the time)`
+      : `truncate not supported; pop by replace ${f(replace.ms)} ms, ${kb(replace.bytesPerPop)} written`;
+    const idLine = ids
+      ? `commit with operationId ${f(ids.withIdMs)} ms vs without ${f(ids.plainMs)} ms (${f(ids.ratio)}×)`
+      : 'operationId not supported';
+    console.log(`${backend.name}: ${popLine}; ${idLine}`);
+  } catch (e) {
+    console.error(`${backend.name}: failed: ${e.stack ?? e.message}`);
+    failed = true;
+  } finally {
+    await backend.end?.();
+  }
+}
+if (failed) process.exitCode = 1;
