@@ -5,6 +5,7 @@ import {
   type ListOptions,
   type Session,
   type SessionInput,
+  STORE_METHODS,
 } from '@sessionkit/core';
 import { childIds, MemoryStore } from '@sessionkit/memory';
 import type { ConformanceInitializer, SpecName } from '../../src/index.js';
@@ -30,34 +31,8 @@ export interface BrokenVariant {
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 function wrap(inner: MemoryStore, overrides: Partial<FullStore>): FullStore {
-  const methods = [
-    'create',
-    'load',
-    'save',
-    'delete',
-    'list',
-    'close',
-    'commit',
-    'branch',
-    'clone',
-    'merge',
-    'loadMessages',
-    'loadMessageWindow',
-    'saveRuntimeStatus',
-    'loadRuntimeStatus',
-    'bind',
-    'resolve',
-    'unbind',
-    'follow',
-    'touch',
-    'recent',
-    'append',
-    'events',
-    'enforceMax',
-    'repair',
-  ] as const;
   const out: Record<string, unknown> = { backend: inner.backend };
-  for (const m of methods) out[m] = (inner[m] as (...a: unknown[]) => unknown).bind(inner);
+  for (const m of STORE_METHODS) out[m] = (inner[m] as (...a: unknown[]) => unknown).bind(inner);
   return Object.assign(out, overrides) as unknown as FullStore;
 }
 

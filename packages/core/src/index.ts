@@ -33,6 +33,7 @@ export {
   newSession,
   titleFromText,
 } from './session.js';
+export { STORE_METHODS, type StoreMethodName } from './store-methods.js';
 export type * from './types.js';
 export {
   DEFAULT_LIST_LIMIT,

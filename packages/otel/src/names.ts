@@ -1,48 +1,9 @@
 // The vocabulary of what the instrumentation emits: span attribute names, metric names and
 // the store methods it wraps. The README's tables list the same names; a test compares them.
-import type { FullStore } from '@sessionkit/core';
 
-/**
- * The methods of sessionkit's store contracts (`Store` and every optional capability,
- * `loadMessageWindow` included). `instrumentStore` wraps each one the store has, as the
- * span `sessionkit.<method>`, and no other member.
- */
-export const STORE_METHODS = [
-  'create',
-  'load',
-  'save',
-  'delete',
-  'list',
-  'close',
-  'commit',
-  'branch',
-  'clone',
-  'merge',
-  'loadMessages',
-  'loadMessageWindow',
-  'saveRuntimeStatus',
-  'loadRuntimeStatus',
-  'bind',
-  'resolve',
-  'unbind',
-  'follow',
-  'touch',
-  'recent',
-  'append',
-  'events',
-  'enforceMax',
-  'repair',
-] as const;
-
-/** One method of the store contracts; the span of a call is named `sessionkit.<method>`. */
-export type StoreMethodName = (typeof STORE_METHODS)[number];
-
-// The build fails when core's contracts gain a method this list lacks (the wrapper would
-// drop it, and a guard would answer otherwise) or lose one it still names.
-type UnknownMethods = Exclude<keyof FullStore, StoreMethodName>;
-type StaleMethods = Exclude<StoreMethodName, keyof FullStore>;
-const contractsKnown: [UnknownMethods | StaleMethods] extends [never] ? true : never = true;
-void contractsKnown;
+// `instrumentStore` wraps each contract method the store has, as the span
+// `sessionkit.<method>`, and no other member: the list is core's.
+export { STORE_METHODS, type StoreMethodName } from '@sessionkit/core';
 
 /**
  * The span attributes the instrumentation sets. Every value is a method name, the store

@@ -22,6 +22,7 @@ import {
 } from '../input/list-input.js';
 import { normalizeSaveInput } from '../input/save-input.js';
 import { type NormalizedMessageWindow, normalizeMessageWindow } from '../message-window.js';
+import type { StoreMethodName } from '../store-methods.js';
 import type {
   CallOptions,
   CommitInput,
@@ -42,31 +43,8 @@ import type {
 import { assertCount, assertEventType, assertId, assertMax, normalizeLimit } from '../validate.js';
 import { hideAbsentCapabilities } from './capabilities.js';
 
-/** The public operations of a store, as errors and hooks name them. */
-export type StoreOperation =
-  | 'create'
-  | 'load'
-  | 'save'
-  | 'delete'
-  | 'list'
-  | 'commit'
-  | 'branch'
-  | 'clone'
-  | 'merge'
-  | 'loadMessages'
-  | 'loadMessageWindow'
-  | 'saveRuntimeStatus'
-  | 'loadRuntimeStatus'
-  | 'bind'
-  | 'resolve'
-  | 'unbind'
-  | 'follow'
-  | 'touch'
-  | 'recent'
-  | 'append'
-  | 'events'
-  | 'enforceMax'
-  | 'repair';
+/** The public operations of a store, as errors and hooks name them (all but `close`). */
+export type StoreOperation = Exclude<StoreMethodName, 'close'>;
 
 /** What a router tuple resolves to in storage: its follow target and its binding. */
 export interface StoredRoute {
