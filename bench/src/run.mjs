@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BACKENDS } from './backends/index.mjs';
 import { rawRatioChart, turnsChart } from './charts.mjs';
+import { operationIdCost, popCost } from './contract.mjs';
 import { benchmarksPage } from './report.mjs';
 import { conversation, list20, loadVsParse, rawRate, turnRate } from './workload.mjs';
 
@@ -33,6 +34,9 @@ const settings = {
   bytesTurns: 200,
   scaleSizes: quick ? [10_000, 100_000] : [10_000, 1_000_000],
   scaleTurns: quick ? 100 : 300,
+  popHistory: 10000,
+  pops: quick ? 5 : 20,
+  operationTurns: quick ? 200 : 1000,
 };
 const out = values.out ?? fileURLToPath(new URL('../../docs', import.meta.url));
 const only = values.only?.split(',').map((s) => s.trim());
@@ -75,6 +79,17 @@ async function measure(backend) {
       jsonPerMessage: c.jsonBytes / c.messages,
     };
   });
+  if (backend.contract) {
+    // truncate and operationId (backends that accept them say so with `contract: true`).
+    result.pop = await withStore(backend, ({ store, writtenBytes }) =>
+      popCost(store, { history: settings.popHistory, pops: settings.pops, written: writtenBytes }),
+    );
+    console.log(`  pop: ${JSON.stringify(result.pop)}`);
+    result.operationId = await withStore(backend, ({ store }) =>
+      operationIdCost(store, { history: 10, turns: settings.operationTurns }),
+    );
+    console.log(`  operationId: ${JSON.stringify(result.operationId)}`);
+  }
   return result;
 }
 

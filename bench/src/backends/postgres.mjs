@@ -41,6 +41,7 @@ export async function openStoreOnFreshSchema(what) {
 export default {
   name: 'postgres',
   ceiling: 'one INSERT … WHERE revision = $n statement',
+  contract: true,
   async available() {
     try {
       await sharedPool().query('SELECT 1');
@@ -58,6 +59,14 @@ export default {
           .query('CHECKPOINT')
           .catch(() => {});
         return schemaBytes(schema);
+      },
+      // WAL written by the whole server so far: a pop's figure is its least over several
+      // pops (other clients of the server only add to it).
+      writtenBytes: async () => {
+        const r = await sharedPool().query(
+          `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint AS b`,
+        );
+        return Number(r.rows[0].b);
       },
       async close() {
         await store.close();

@@ -1,5 +1,7 @@
-// Row mapping: header rows to summaries, message rows to messages, JSON text to values.
+// Row mapping: header rows to summaries (every stored header checked by the kit's one
+// rule), message rows to messages, JSON text to values.
 import type { JsonValue, SessionSummary } from '@sessionkit/core';
+import { assertStoredHeader, type SessionHeader } from '@sessionkit/core/adapter';
 import { toDate } from './dates.js';
 import { errors } from './errors.js';
 
@@ -74,8 +76,14 @@ export function parseBodies(id: string, bodies: readonly string[]): unknown[] {
   });
 }
 
-/** A caller-owned summary from a header row. Throws `corrupt` when the state does not parse. */
-export function summaryOf(row: HeaderRow): SessionSummary {
+/**
+ * A caller-owned summary from a header row. Throws `corrupt` when the state does not parse
+ * or, unless `check` is false, when the header is not one the kit's `assertStoredHeader`
+ * accepts. Listing passes false: a header damaged behind the store (a date past year 9999)
+ * is listed as it reads and reported `corrupt` by every call that loads or writes it,
+ * rather than failing every page it falls on.
+ */
+export function summaryOf(row: HeaderRow, check = true): SessionSummary {
   const out: SessionSummary = {
     id: row.id,
     title: row.title,
@@ -98,5 +106,16 @@ export function summaryOf(row: HeaderRow): SessionSummary {
   if (row.archived_at !== null) out.archivedAt = toDate(row.id, row.archived_at);
   if (row.mode !== null) out.mode = row.mode;
   if (row.state !== null) out.state = parseJson(row.id, row.state, 'state');
+  if (check) assertStoredHeader(errors, row.id, out);
   return out;
+}
+
+/** The stored header of session `id` from its row, with its message count and children. */
+export function headerOfRow(
+  id: string,
+  row: HeaderRow,
+): { header: SessionHeader; messageCount: number; children: string[] } {
+  const { children, messageCount, ...header } = summaryOf(row);
+  if (header.id !== id) throw errors.corrupt(id, 'the row names another session');
+  return { header, messageCount, children };
 }
