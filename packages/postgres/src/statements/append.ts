@@ -36,7 +36,8 @@ export interface AppendArgs {
 export const APPEND_PARAMS: readonly FunctionParam<AppendArgs>[] = [
   { name: 'p_id', type: 'text', value: (a) => a.id },
   { name: 'p_expected_rev', type: 'bigint', value: (a) => a.expectedRevision ?? null },
-  { name: 'p_expected_count', type: 'integer', value: (a) => a.expectedMessageCount ?? null },
+  // bigint: an expectation may be any safe integer (one past the integer range simply fails).
+  { name: 'p_expected_count', type: 'bigint', value: (a) => a.expectedMessageCount ?? null },
   { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
   { name: 'p_inc_tokens', type: 'bigint', value: (a) => a.incTokens ?? null },
   { name: 'p_inc_cost', type: 'double precision', value: (a) => a.incCost ?? null },
