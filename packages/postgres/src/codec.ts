@@ -39,11 +39,13 @@ export function parseJson(id: string, text: string, what: string): JsonValue {
 
 /**
  * Messages from `(seq, body)` rows in seq order. Throws `corrupt` when a body does not
- * parse or the seqs are not 0, 1, 2 … (a gap means rows were removed behind the store).
+ * parse or the seqs are not `first`, `first + 1` … (default 0; a gap means rows were
+ * removed behind the store).
  */
 export function parseMessageRows(
   id: string,
   given: readonly { seq: number | null; body: string | null }[],
+  first = 0,
 ): unknown[] {
   let rows = given;
   // The plan returns rows in seq order; never trust that blindly.
@@ -53,13 +55,16 @@ export function parseMessageRows(
   const out: unknown[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
-    if (row.seq !== i || row.body === null) {
-      throw errors.corrupt(id, `message rows have a gap at ${i} (run repair() for a report)`);
+    if (row.seq !== first + i || row.body === null) {
+      throw errors.corrupt(
+        id,
+        `message rows have a gap at ${first + i} (run repair() for a report)`,
+      );
     }
     try {
       out[i] = JSON.parse(row.body);
     } catch (e) {
-      throw errors.corrupt(id, `message ${i} is not valid JSON`, e);
+      throw errors.corrupt(id, `message ${first + i} is not valid JSON`, e);
     }
   }
   return out;

@@ -15,7 +15,7 @@ import {
   throwIfAborted,
 } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
-import { headerOfRow } from './codec.js';
+import { headerOfRow, parseMessageRows } from './codec.js';
 import type { StoreContext } from './context.js';
 import { throwOutOfRange } from './counters.js';
 import { errors } from './errors.js';
@@ -178,7 +178,7 @@ async function keptSearchRows(
   if (start === null) return undefined;
   ctx.stats.messageBodyReads++;
   const rows = (await queryOn(c, q.bodiesBetween, [id, start, keep])).rows;
-  const chunks = searchChunks(rows.map((r) => JSON.parse(r.body) as unknown));
+  const chunks = searchChunks(parseMessageRows(id, rows, start));
   if (chunks.seqs.length > 0) chunks.seqs[0] = 0;
   const shift = start - keep;
   return {
