@@ -62,7 +62,7 @@ export default {
       // WAL bytes the server wrote (server-wide: run the bench on an otherwise idle server).
       writtenBytes: async () => {
         const r = await sharedPool().query(
-          "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS bytes",
+          "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint AS bytes",
         );
         return Number(r.rows[0].bytes);
       },

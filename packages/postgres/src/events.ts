@@ -1,8 +1,8 @@
 // The event log: gap-free sequences per session, bumped under the session's row lock.
 import type { JsonValue, SessionEvent } from '@sessionkit/core';
+import { parseJson } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
-import { parseJson } from './rows.js';
 
 /** Appends an event with payload JSON `text`. Throws `not_found`. */
 export async function appendEvent(

@@ -2,6 +2,7 @@
 // windows of loadMessages / loadMessageWindow, each one statement (one MVCC snapshot).
 import type { Session } from '@sessionkit/core';
 import type { NormalizedMessageWindow } from '@sessionkit/core/adapter';
+import { type HeaderRow, parseJson, parseMessageRows, summaryOf } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import {
@@ -10,7 +11,6 @@ import {
   type WindowRow,
   windowStatement,
 } from './message-window.js';
-import { type HeaderRow, parseJson, parseMessageRows, summaryOf } from './rows.js';
 
 /** The session with its messages and children. Throws `not_found`, `corrupt`, `unavailable`. */
 export async function loadSession(ctx: StoreContext, id: string): Promise<Session<unknown>> {
@@ -23,17 +23,6 @@ export async function loadSession(ctx: StoreContext, id: string): Promise<Sessio
   const { messageCount: _count, ...rest } = summary;
   const rows = first.seq === null ? [] : r.rows;
   return { ...rest, messages: parseMessageRows(id, rows) };
-}
-
-/** Every message of the session. Throws `not_found`, `corrupt`, `unavailable`. */
-export async function loadAllMessages(ctx: StoreContext, id: string): Promise<unknown[]> {
-  ctx.stats.messageBodyReads++;
-  const r = await ctx.db.query(ctx.statements.sessions.loadMessages, [id], {
-    doing: 'loadMessages',
-  });
-  const first = r.rows[0];
-  if (!first) throw errors.notFound(id);
-  return parseMessageRows(id, first.seq === null ? [] : r.rows);
 }
 
 /** A window of the history read by key range. Throws `not_found`, `corrupt`, `unavailable`. */

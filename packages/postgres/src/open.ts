@@ -4,10 +4,11 @@ import type { StoreAdapter } from '@sessionkit/core/adapter';
 import { assertKnownKeys } from '@sessionkit/core/adapter';
 import type { Pool, PoolConfig } from 'pg';
 import pg from 'pg';
+import { type InternalStoreOptions, OWNS_POOL } from './backend.js';
 import { errors, wrapDriverError } from './errors.js';
 import { assertSchemaName } from './identifiers.js';
-import { ownedStore, type PostgresStore } from './postgres-store.js';
 import { assertSearchScope } from './search-scope.js';
+import { PostgresStore } from './store.js';
 import { SETUP_OPTION_KEYS, type StoreSetupOptions } from './store-options.js';
 import { parseStoreUrl } from './url-options.js';
 
@@ -58,7 +59,8 @@ export async function openPostgresStore<M = Message>(
   // An idle client whose connection drops emits 'error' on the pool; without a listener
   // Node would crash. The pool has already removed that client: nothing else to do.
   pool.on('error', () => {});
-  const store = ownedStore<M>(pool, options);
+  const owned: InternalStoreOptions = { ...options, pool, [OWNS_POOL]: true };
+  const store = new PostgresStore<M>(owned);
   try {
     await store.migrate();
   } catch (e) {

@@ -25,7 +25,10 @@ type Outcome = 'gone' | 'ok' | 'fixed' | { reason: string };
  * Repairs every session, in pages of 200 ids; `assertOpen` is called before each page (a
  * closed store stops). Returns core's report.
  */
-export async function repairAll(ctx: StoreContext, assertOpen: () => void): Promise<RepairReport> {
+export async function rebuildIndex(
+  ctx: StoreContext,
+  assertOpen: () => void,
+): Promise<RepairReport> {
   const q = ctx.statements.maintenance;
   const report: RepairReport = { rebuilt: 0, skippedCorrupt: [], indexEntriesFixed: 0 };
   let after = '';

@@ -1,7 +1,7 @@
 // The session router: bindings of (channel, chatKey, thread) to sessions and follow targets
-// of (channel, chatKey). Arguments are checked by the store; the resolve rule is core's.
+// of (channel, chatKey). Arguments are checked by the base class, which applies core's resolve rule.
 import type { RouterRow } from '@sessionkit/core';
-import { resolveRoute } from '@sessionkit/core/adapter';
+import type { StoredRoute } from '@sessionkit/core/adapter';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 
@@ -21,19 +21,18 @@ export async function bind(
   if (r.rowCount !== 1) throw errors.notFound(sessionId);
 }
 
-/** The session for the tuple by core's `resolveRoute`, or `""`. */
-export async function resolve(
+/** The follow target and the binding of the tuple, in one statement (the base class resolves). */
+export async function readRoute(
   ctx: StoreContext,
   channel: string,
   chatKey: string,
   thread: string,
-  liveSessionId: string,
-): Promise<string> {
+): Promise<StoredRoute> {
   const r = await ctx.db.query(ctx.statements.router.resolve, [channel, chatKey, thread], {
     doing: 'resolve',
   });
   const row = r.rows[0];
-  return resolveRoute(row?.follow ?? undefined, liveSessionId, row?.bound ?? undefined);
+  return { followTarget: row?.follow ?? undefined, sessionId: row?.bound ?? undefined };
 }
 
 /** Removes the binding (a missing one is no error). */

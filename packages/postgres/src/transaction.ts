@@ -4,6 +4,7 @@
 // connection.ts (a broken client is discarded, never reused); client-guard.ts covers the
 // moment between the pool handing a client out and the borrower listening to it.
 import { isSessionKitError } from '@sessionkit/core';
+import { LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { borrowClient, isConnectionError } from './connection.js';
 import { errors, isRetryableTxError, wrapDriverError } from './errors.js';
@@ -26,7 +27,16 @@ export interface QueryOptions {
    * violation (23503): the session was deleted between the existence check and the insert.
    */
   notFoundOnFk?: string | undefined;
+  /**
+   * A unique violation (23505) means another writer got in first and this statement wrote
+   * nothing (a commit naming an operation id another commit just recorded): throw
+   * `LOST_TO_UNIQUE` instead of an error, for the caller's lost-race loop.
+   */
+  uniqueLosesRace?: boolean | undefined;
 }
+
+/** Thrown by `query` for a unique violation when `uniqueLosesRace` is set. */
+export const LOST_TO_UNIQUE: unique symbol = Symbol('sessionkit.postgres.lostToUnique');
 
 /** Runs a statement on `client` (inside the caller's transaction), typed by its `Sql`. */
 export function queryOn<R extends QueryResultRow>(
@@ -66,25 +76,20 @@ export class TxRunner {
   }
 
   /** `query` for a statement built whole (a `QueryConfig` with its values). */
-  async queryConfig<R extends QueryResultRow>(
+  queryConfig<R extends QueryResultRow>(
     config: QueryConfig,
-    { doing, notFoundOnFk }: QueryOptions,
+    { doing, notFoundOnFk, uniqueLosesRace }: QueryOptions,
   ): Promise<QueryResult<R>> {
-    for (let attempt = 0; ; attempt++) {
+    return this.#retrying(doing, async () => {
       try {
         return await this.#pool.query<R>(config);
       } catch (e) {
-        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
-          this.#stats.txRetries++;
-          await backoff(attempt);
-          continue;
-        }
-        if (notFoundOnFk !== undefined && (e as { code?: unknown }).code === '23503') {
-          throw errors.notFound(notFoundOnFk);
-        }
-        throw wrapDriverError(e, doing, this.#schema);
+        const code = (e as { code?: unknown }).code;
+        if (uniqueLosesRace === true && code === '23505') throw LOST_TO_UNIQUE;
+        if (notFoundOnFk !== undefined && code === '23503') throw errors.notFound(notFoundOnFk);
+        throw e;
       }
-    }
+    });
   }
 
   /**
@@ -93,7 +98,7 @@ export class TxRunner {
    * through; driver errors are wrapped. A client whose connection failed is discarded.
    */
   async tx<T>(doing: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+    return this.#retrying(doing, async () => {
       let borrowed: Awaited<ReturnType<typeof borrowClient>>;
       try {
         borrowed = await borrowClient(this.#pool);
@@ -113,20 +118,44 @@ export class TxRunner {
             borrowed.discard(rollbackError);
           });
         }
-        if (isSessionKitError(e)) throw e;
-        if (isRetryableTxError(e) && attempt < MAX_TX_RETRIES) {
-          this.#stats.txRetries++;
-          await backoff(attempt);
-          continue;
-        }
-        throw wrapDriverError(e, doing, this.#schema);
+        throw e;
       } finally {
         borrowed.release();
       }
+    });
+  }
+
+  /**
+   * Runs `attempt` in the kit's lost-race loop: a deadlock or serialization failure
+   * (40P01/40001) wrote nothing and is run again, at most MAX_TX_RETRIES times; then it is
+   * reported as the driver error. `SessionKitError`s and `LOST_TO_UNIQUE` pass through;
+   * other driver errors are wrapped.
+   */
+  async #retrying<T>(doing: string, attempt: () => Promise<T>): Promise<T> {
+    let lost: unknown;
+    try {
+      return await retryLostRaces(
+        {
+          errors,
+          operation: doing,
+          sessionId: '',
+          maxRetries: MAX_TX_RETRIES,
+          exhausted: () => wrapDriverError(lost, doing, this.#schema),
+        },
+        async (n) => {
+          try {
+            return await attempt();
+          } catch (e) {
+            if (!isRetryableTxError(e) || n >= MAX_TX_RETRIES) throw e;
+            lost = e;
+            this.#stats.txRetries++;
+            return LOST_RACE;
+          }
+        },
+      );
+    } catch (e) {
+      if (isSessionKitError(e) || e === LOST_TO_UNIQUE) throw e;
+      throw wrapDriverError(e, doing, this.#schema);
     }
   }
-}
-
-function backoff(attempt: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
 }

@@ -1,4 +1,4 @@
-import { type ConformanceInitializer, runConformance, SPEC_NAMES } from '@sessionkit/conformance';
+import { type ConformanceInitializer, runConformance } from '@sessionkit/conformance';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import { describe, it } from 'vitest';
 import { type PostgresStore, storeAdapter } from '../src/index.js';
@@ -12,12 +12,6 @@ import {
   freshStore,
   peerOf,
 } from './harness.js';
-
-// Until this adapter is on the kit's base class: the specs of operation ids, truncate,
-// signals, input read once and the model (which commits with both) are left out: the adapter
-// rejects operationId and truncate.
-const PENDING_SPECS: readonly string[] = ['operations', 'truncate', 'signal', 'input', 'model'];
-const specs = SPEC_NAMES.filter((s) => !PENDING_SPECS.includes(s));
 
 // openStore finds postgres: URLs itself (the built package); registering the source's
 // adapter makes the open-store spec test this code.
@@ -76,7 +70,7 @@ export const postgresInitializer: ConformanceInitializer<PostgresStore> = {
 };
 
 if (postgresAvailable('the conformance suite did not run')) {
-  runConformance(postgresInitializer, { specs });
+  runConformance(postgresInitializer);
 } else {
   describe('postgres › conformance', () => {
     it.skip('needs PostgreSQL (see the warning above)', () => {});

@@ -159,7 +159,7 @@ describe.runIf(available)('postgres › __proto__, constructor and prototype key
 });
 
 describe.runIf(available)('postgres › dates outside years 1–9999 written behind the store', () => {
-  it('load never returns Invalid Date: years after 9999 and BC read as their Date', () =>
+  it('never Invalid Date: years after 9999 and BC are corrupt on load and listed as their Date', () =>
     withStore(async (store) => {
       await store.create({ id: 'd', messages: [] });
       const s = `"${store.schema}"`;
@@ -172,8 +172,10 @@ describe.runIf(available)('postgres › dates outside years 1–9999 written beh
           `UPDATE ${s}.sessions SET archived_at = $2::timestamptz WHERE id = $1`,
           ['d', stored],
         );
-        const loaded = await store.load('d');
-        expect(loaded.archivedAt!.toISOString()).toBe(iso);
+        // The kit's stored-header rule (dates within years 1–9999) makes load `corrupt`.
+        if (iso.startsWith('0005')) {
+          expect((await store.load('d')).archivedAt!.toISOString()).toBe(iso);
+        } else expect(await codeOf(store.load('d'))).toBe('corrupt');
         const listed = await store.list({ includeArchived: true });
         expect(listed[0]!.archivedAt!.toISOString()).toBe(iso);
       }

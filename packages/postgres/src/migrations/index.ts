@@ -7,6 +7,7 @@ import { migration004 } from './004-lineage.js';
 import { migration005 } from './005-deferred-search-index.js';
 import { migration006 } from './006-search-blocks.js';
 import { migration007 } from './007-root-count.js';
+import { migration008 } from './008-operations-truncate.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration005,
   migration006,
   migration007,
+  migration008,
 ];
 
 /** The newest schema version this package knows. */

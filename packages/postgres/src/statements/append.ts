@@ -6,6 +6,7 @@
 // depends on how many there are: turns of a few messages use a prepared statement per
 // shape, larger commits an unnamed one.
 import type { StoredCounters } from '../counters.js';
+import { REMEMBERED_OPERATIONS } from '../migrations/008-operations-truncate.js';
 import type { SearchChunks } from '../search-rows.js';
 import { type Sql, sql } from '../sql.js';
 import type { AppendRow, FunctionParam } from './commit.js';
@@ -23,16 +24,20 @@ export interface AppendArgs {
   incTokens?: number | undefined;
   incCost?: number | undefined;
   incTurns?: number | undefined;
+  /** The commit's operation id: checked first, recorded with the result (schema version 8). */
+  operationId?: string | undefined;
 }
 
 /**
- * The fixed parameters, `$1` … `$7` in this order; then one `text` per body, then
- * `(integer first offset, integer next offset, text)` per search row.
+ * The fixed parameters, `$1` … `$7` in this order; then, for a statement with an operation
+ * id, the id (`text`); then one `text` per body, then `(integer first offset, integer next
+ * offset, text)` per search row.
  */
 export const APPEND_PARAMS: readonly FunctionParam<AppendArgs>[] = [
   { name: 'p_id', type: 'text', value: (a) => a.id },
   { name: 'p_expected_rev', type: 'bigint', value: (a) => a.expectedRevision ?? null },
-  { name: 'p_expected_count', type: 'integer', value: (a) => a.expectedMessageCount ?? null },
+  // bigint: an expectation may be any safe integer (one past the integer range simply fails).
+  { name: 'p_expected_count', type: 'bigint', value: (a) => a.expectedMessageCount ?? null },
   { name: 'p_now', type: 'timestamp with time zone', value: (a) => a.now },
   { name: 'p_inc_tokens', type: 'bigint', value: (a) => a.incTokens ?? null },
   { name: 'p_inc_cost', type: 'double precision', value: (a) => a.incCost ?? null },
@@ -52,19 +57,36 @@ function fixed(name: string): string {
 
 /**
  * The append statement of schema `s` for `bodies` messages and `searchRows` pending search
- * rows. No row when the UPDATE matched nothing (the caller reads why with `appendRefusal`).
- * Room for more parts of the same write (an operation id) as further CTEs.
+ * rows; `named`: the commit has an operation id. No row when the UPDATE matched nothing (the
+ * caller reads why with `appendRefusal`). With an operation id, a recorded one gives its
+ * result (code `replayed`) and writes nothing; otherwise the id is recorded with the result
+ * and the session's oldest remembered id past `REMEMBERED_OPERATIONS` is forgotten, in the
+ * same statement. Two commits naming one id at once: the second's INSERT fails on the
+ * `operations` key (23505) and writes nothing; run again, it replays.
  */
-export function appendStatementSql(s: string, bodies: number, searchRows: number): string {
+export function appendStatementSql(
+  s: string,
+  bodies: number,
+  searchRows: number,
+  named = false,
+): string {
   let next = APPEND_PARAMS.length;
   const param = (type: string) => `$${++next}::${type}`;
+  const op = named ? param('text') : '';
   const bodyRows = Array.from({ length: bodies }, (_, i) => `(${i}, ${param('text')})`);
   const searchTuples = Array.from(
     { length: searchRows },
     () => `(${param('integer')}, ${param('integer')}, ${param('text')})`,
   );
   const base = `s.message_count - ${bodies}`;
-  const parts = [
+  const parts: string[] = [];
+  if (named) {
+    parts.push(`prior AS (
+  SELECT o.revision, o.message_count, o.updated_at FROM ${s}.operations AS o
+  WHERE o.session_id = ${fixed('p_id')} AND o.operation_id = ${op}
+)`);
+  }
+  parts.push(
     `s AS (
   UPDATE ${s}.sessions AS s SET
     token_count = s.token_count + coalesce(${fixed('p_inc_tokens')}, 0),
@@ -73,16 +95,25 @@ export function appendStatementSql(s: string, bodies: number, searchRows: number
     turn_count = s.turn_count + coalesce(${fixed('p_inc_turns')}, 0),
     message_count = s.message_count + ${bodies},
     revision = s.revision + 1,
-    updated_at = greatest(${fixed('p_now')}, s.updated_at + interval '1 millisecond')
-  WHERE s.id = ${fixed('p_id')}
+    updated_at = greatest(${fixed('p_now')}, s.updated_at + interval '1 millisecond')${named ? ',\n    operation_count = s.operation_count + 1' : ''}
+  WHERE s.id = ${fixed('p_id')}${named ? '\n    AND NOT EXISTS (SELECT 1 FROM prior)' : ''}
     AND (${fixed('p_expected_rev')} IS NULL OR s.revision = ${fixed('p_expected_rev')})
     AND (${fixed('p_expected_count')} IS NULL OR s.message_count = ${fixed('p_expected_count')})
     AND (${fixed('p_inc_tokens')} IS NULL OR ${s}.sk_count_ok(s.token_count + ${fixed('p_inc_tokens')}))
     AND (${fixed('p_inc_turns')} IS NULL OR ${s}.sk_count_ok(s.turn_count + ${fixed('p_inc_turns')}))
     AND ${s}.sk_cost_ok(s.cost_usd, ${fixed('p_inc_cost')})
-  RETURNING s.id, s.revision, s.message_count, s.updated_at, s.search_epoch
+  RETURNING s.id, s.revision, s.message_count, s.updated_at, s.search_epoch${named ? ', s.operation_count' : ''}
 )`,
-  ];
+  );
+  if (named) {
+    parts.push(`o AS (
+  INSERT INTO ${s}.operations (session_id, operation_id, n, revision, message_count, updated_at)
+  SELECT s.id, ${op}, s.operation_count, s.revision, s.message_count, s.updated_at FROM s
+), f AS (
+  DELETE FROM ${s}.operations AS x USING s
+  WHERE x.session_id = s.id AND x.n = s.operation_count - ${REMEMBERED_OPERATIONS}
+)`);
+  }
   if (bodies > 0) {
     parts.push(`m AS (
   INSERT INTO ${s}.messages (session_id, seq, body)
@@ -96,15 +127,22 @@ export function appendStatementSql(s: string, bodies: number, searchRows: number
   FROM s, (VALUES ${searchTuples.join(', ')}) AS v(o, e, t)
 )`);
   }
+  const counters = `NULL::bigint AS token_count, NULL::double precision AS cost_usd,
+  NULL::bigint AS turn_count`;
+  const replayed = named
+    ? `\nUNION ALL SELECT 'replayed', prior.revision, prior.message_count, prior.updated_at,
+  ${counters} FROM prior`
+    : '';
   return `WITH ${parts.join(', ')}
 SELECT 'ok' AS code, s.revision, s.message_count, s.updated_at,
-  NULL::bigint AS token_count, NULL::double precision AS cost_usd, NULL::bigint AS turn_count
-FROM s`;
+  ${counters}
+FROM s${replayed}`;
 }
 
 /** The values of the append statement for `args`, in `$n` order. */
 export function appendValues(args: AppendArgs): unknown[] {
   const values = APPEND_PARAMS.map((p) => p.value(args));
+  if (args.operationId !== undefined) values.push(args.operationId);
   values.push(...args.bodies);
   const { seqs, nexts, texts } = args.search;
   for (let i = 0; i < seqs.length; i++) values.push(seqs[i], nexts[i], texts[i]);
@@ -115,6 +153,10 @@ export function appendValues(args: AppendArgs): unknown[] {
 export interface RefusalRow extends StoredCounters {
   revision: string;
   message_count: number;
+  /** The result recorded for the commit's operation id meanwhile (null: none). */
+  op_revision: string | null;
+  op_message_count: number | null;
+  op_updated_at: Date | null;
 }
 
 /**
@@ -124,16 +166,19 @@ export interface RefusalRow extends StoredCounters {
 export function appendStatements(s: string, tag: string) {
   const prepared = new Map<string, Sql<AppendRow>>();
   return {
-    /** The statement for a turn of `bodies` messages and `searchRows` pending search rows. */
-    append(bodies: number, searchRows: number): Sql<AppendRow> {
+    /**
+     * The statement for a turn of `bodies` messages and `searchRows` pending search rows;
+     * `named`: with an operation id.
+     */
+    append(bodies: number, searchRows: number, named = false): Sql<AppendRow> {
       if (bodies > PREPARED_BODIES || searchRows > PREPARED_SEARCH_ROWS) {
-        return sql<AppendRow>(appendStatementSql(s, bodies, searchRows));
+        return sql<AppendRow>(appendStatementSql(s, bodies, searchRows, named));
       }
-      const key = `${bodies}_${searchRows}`;
+      const key = `${bodies}_${searchRows}${named ? '_o' : ''}`;
       let statement = prepared.get(key);
       if (statement === undefined) {
         statement = sql<AppendRow>(
-          appendStatementSql(s, bodies, searchRows),
+          appendStatementSql(s, bodies, searchRows, named),
           `sk_append_${tag}_${key}`,
         );
         prepared.set(key, statement);
@@ -141,9 +186,16 @@ export function appendStatements(s: string, tag: string) {
       return statement;
     },
 
-    /** $1 id: what the append that wrote nothing met (no row: the session does not exist). */
+    /**
+     * $1 id, $2 operation id (null: none): what the append that wrote nothing met, and the
+     * result recorded for the id (no row: the session does not exist).
+     */
     appendRefusal: sql<RefusalRow>(
-      `SELECT revision, message_count, token_count, cost_usd, turn_count FROM ${s}.sessions WHERE id = $1`,
+      `SELECT x.revision, x.message_count, x.token_count, x.cost_usd, x.turn_count,
+  o.revision AS op_revision, o.message_count AS op_message_count, o.updated_at AS op_updated_at
+FROM ${s}.sessions AS x LEFT JOIN ${s}.operations AS o
+  ON o.session_id = x.id AND o.operation_id = $2::text
+WHERE x.id = $1`,
     ),
   };
 }

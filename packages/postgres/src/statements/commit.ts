@@ -1,13 +1,15 @@
 // The call of `sk_commit`, the server-side function of commits with a patch or a replace
-// and of save (its SQL: migrations/006-search-blocks.ts; the patch-free turn is a plain
+// and of save (its SQL: migrations/008-operations-truncate.ts; the patch-free turn is a plain
 // statement, append.ts). The call is built from one ordered table of the function's
 // parameters — name, SQL type, the value the store passes, what it means — in named
 // notation (`p_id => $1::text`), so the call, its values and the function cannot drift
 // apart silently: test/commit-statements.test.ts compares the table with `pg_proc`.
 import type { CommitInput } from '@sessionkit/core';
+import type { HeaderRow } from '../codec.js';
 import type { StoredCounters } from '../counters.js';
+import type { LineageColumns } from '../lineage.js';
 import type { SearchChunks } from '../search-rows.js';
-import { type Sql, sql } from '../sql.js';
+import { headerColumns, sql } from '../sql.js';
 
 /** What `sk_commit` is asked to do; every field maps to parameters in `COMMIT_PARAMS`. */
 export interface CommitArgs {
@@ -46,6 +48,10 @@ export interface CommitArgs {
   incCost?: number | undefined;
   incTurns?: number | undefined;
   wantHeader: boolean;
+  /** Truncate: keep the first `keep` messages, drop the rest, append at `keep`. */
+  keep?: number | undefined;
+  /** The operation id to record with the result, in the same statement. */
+  operationId?: string | undefined;
 }
 
 /**
@@ -64,7 +70,8 @@ export type CommitCode =
   | 'not_found'
   | 'conflict_revision'
   | 'conflict_count'
-  | 'out_of_range';
+  | 'out_of_range'
+  | 'replayed';
 
 /** The row of the append statement (sk_commit's first columns). */
 export interface AppendRow extends StoredCounters {
@@ -131,6 +138,10 @@ export const COMMIT_PARAMS: readonly FunctionParam<CommitArgs>[] = [
   { name: 'p_want_header', type: 'boolean', value: (a) => a.wantHeader },
   // Adds one to history_rewrites (core's lineage rules decided it).
   { name: 'p_rewrite', type: 'boolean', value: (a) => a.rewrite },
+  // Truncate to this many messages before appending (null: no truncate; schema version 8).
+  { name: 'p_keep', type: 'integer', value: (a) => a.keep ?? null },
+  // The operation id recorded with the result (null: none; schema version 8).
+  { name: 'p_op_id', type: 'text', value: (a) => a.operationId ?? null },
 ];
 
 /** A call of `s.fn` in named notation, one `$n` per parameter of `params`, in order. */
@@ -144,7 +155,63 @@ export function callValues<A>(params: readonly FunctionParam<A>[], args: A): unk
   return params.map((p) => p.value(args));
 }
 
-/** The sk_commit statement of schema `s`; `name` is its prepared-statement name. */
-export function commitStatements(s: string, name: string): { commit: Sql<CommitRow> } {
-  return { commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), name) };
+/** The stored state a planned commit reads under the row lock: header, lineage, epoch. */
+export type CommitLockRow = HeaderRow & LineageColumns & { search_epoch: string };
+
+/** The result recorded for an operation id. */
+export interface OperationRow {
+  revision: string;
+  message_count: number;
+  updated_at: Date;
+}
+
+/**
+ * The statements of a commit in schema `s`: the sk_commit call (`name` is its
+ * prepared-statement name) and the reads of a planned commit (commit.ts).
+ */
+export function commitStatements(s: string, name: string) {
+  return {
+    commit: sql<CommitRow>(namedCall(s, 'sk_commit', COMMIT_PARAMS), name),
+
+    /** $1 id: the session's header, lineage and search epoch, row-locked for the transaction. */
+    lockForCommit: sql<CommitLockRow>(
+      `SELECT ${headerColumns('x', s)}, x.history_rewrites, x.merge_base,
+  x.search_epoch::text AS search_epoch
+FROM ${s}.sessions AS x WHERE x.id = $1 FOR UPDATE`,
+    ),
+
+    /** $1 id, $2 operation id: the result recorded for it (no row: none). */
+    operation: sql<OperationRow>(
+      `SELECT revision, message_count, updated_at FROM ${s}.operations
+WHERE session_id = $1 AND operation_id = $2`,
+    ),
+
+    /**
+     * $1 id, $2 epoch, $3 keep: locks the pending message rows of the epoch that hold a
+     * message from $3 on, waiting for an indexer moving them (its move is one transaction).
+     */
+    lockPendingPast: sql(
+      `SELECT 1 FROM ${s}.search_pending
+WHERE session_id = $1 AND epoch = $2::bigint AND seq >= 0 AND next_seq > $3 FOR UPDATE`,
+    ),
+
+    /**
+     * $1 id, $2 epoch, $3 keep: the first message of the search rows of the epoch that hold
+     * messages on both sides of $3 (null: none), whose kept part a truncate rewrites.
+     */
+    cutStart: sql<{ start: number | null }>(
+      `SELECT least(
+  (SELECT min(k.first_seq) FROM ${s}.search_chunks AS k
+    WHERE k.session_id = $1 AND k.epoch = $2::bigint AND k.first_seq < $3 AND k.end_seq > $3),
+  (SELECT min(p.seq) FROM ${s}.search_pending AS p
+    WHERE p.session_id = $1 AND p.epoch = $2::bigint AND p.seq >= 0 AND p.seq < $3
+      AND p.next_seq > $3)) AS start`,
+    ),
+
+    /** $1 id, $2 first seq, $3 end seq: the bodies of messages $2 … $3 - 1 in seq order. */
+    bodiesBetween: sql<{ seq: number; body: string }>(
+      `SELECT seq, body FROM ${s}.messages WHERE session_id = $1 AND seq >= $2 AND seq < $3
+ORDER BY seq`,
+    ),
+  };
 }

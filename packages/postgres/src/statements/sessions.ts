@@ -1,8 +1,9 @@
 // Statements of the session writes and reads that are not a commit: create, load,
 // loadMessages, save's reads under the row lock, branch/clone's copy, pending search rows.
 // Each statement sits next to the type of the rows it returns. `s`: the quoted schema.
+
+import type { HeaderRow } from '../codec.js';
 import type { LineageColumns } from '../lineage.js';
-import type { HeaderRow } from '../rows.js';
 import { headerColumns, sql } from '../sql.js';
 
 /** What `create` learns: whether the row was inserted, and the children already pointing at it. */

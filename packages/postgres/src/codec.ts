@@ -1,5 +1,7 @@
-// Row mapping: header rows to summaries, message rows to messages, JSON text to values.
+// Row mapping: header rows to summaries (every stored header checked by the kit's one
+// rule), message rows to messages, JSON text to values.
 import type { JsonValue, SessionSummary } from '@sessionkit/core';
+import { assertStoredHeader, type SessionHeader } from '@sessionkit/core/adapter';
 import { toDate } from './dates.js';
 import { errors } from './errors.js';
 
@@ -37,11 +39,13 @@ export function parseJson(id: string, text: string, what: string): JsonValue {
 
 /**
  * Messages from `(seq, body)` rows in seq order. Throws `corrupt` when a body does not
- * parse or the seqs are not 0, 1, 2 … (a gap means rows were removed behind the store).
+ * parse or the seqs are not `first`, `first + 1` … (default 0; a gap means rows were
+ * removed behind the store).
  */
 export function parseMessageRows(
   id: string,
   given: readonly { seq: number | null; body: string | null }[],
+  first = 0,
 ): unknown[] {
   let rows = given;
   // The plan returns rows in seq order; never trust that blindly.
@@ -51,13 +55,16 @@ export function parseMessageRows(
   const out: unknown[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
-    if (row.seq !== i || row.body === null) {
-      throw errors.corrupt(id, `message rows have a gap at ${i} (run repair() for a report)`);
+    if (row.seq !== first + i || row.body === null) {
+      throw errors.corrupt(
+        id,
+        `message rows have a gap at ${first + i} (run repair() for a report)`,
+      );
     }
     try {
       out[i] = JSON.parse(row.body);
     } catch (e) {
-      throw errors.corrupt(id, `message ${i} is not valid JSON`, e);
+      throw errors.corrupt(id, `message ${first + i} is not valid JSON`, e);
     }
   }
   return out;
@@ -74,8 +81,14 @@ export function parseBodies(id: string, bodies: readonly string[]): unknown[] {
   });
 }
 
-/** A caller-owned summary from a header row. Throws `corrupt` when the state does not parse. */
-export function summaryOf(row: HeaderRow): SessionSummary {
+/**
+ * A caller-owned summary from a header row. Throws `corrupt` when the state does not parse
+ * or, unless `check` is false, when the header is not one the kit's `assertStoredHeader`
+ * accepts. Listing passes false: a header damaged behind the store (a date past year 9999)
+ * is listed as it reads and reported `corrupt` by every call that loads or writes it,
+ * rather than failing every page it falls on.
+ */
+export function summaryOf(row: HeaderRow, check = true): SessionSummary {
   const out: SessionSummary = {
     id: row.id,
     title: row.title,
@@ -98,5 +111,16 @@ export function summaryOf(row: HeaderRow): SessionSummary {
   if (row.archived_at !== null) out.archivedAt = toDate(row.id, row.archived_at);
   if (row.mode !== null) out.mode = row.mode;
   if (row.state !== null) out.state = parseJson(row.id, row.state, 'state');
+  if (check) assertStoredHeader(errors, row.id, out);
   return out;
+}
+
+/** The stored header of session `id` from its row, with its message count and children. */
+export function headerOfRow(
+  id: string,
+  row: HeaderRow,
+): { header: SessionHeader; messageCount: number; children: string[] } {
+  const { children, messageCount, ...header } = summaryOf(row);
+  if (header.id !== id) throw errors.corrupt(id, 'the row names another session');
+  return { header, messageCount, children };
 }

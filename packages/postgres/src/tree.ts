@@ -1,17 +1,28 @@
-// The transaction bodies of the writes that read or move lineage: delete (with core's
-// promotion), merge (core's planMerge), and the parent read create needs. Each runs on
+// The tree writes: branch and clone (a new session copied from a source inside one
+// transaction, with core's header and lineage), delete (with core's promotion), merge
+// (core's planMerge), and the parent read create needs. The delete and merge bodies run on
 // the caller's client inside the caller's transaction; the SQL is statements/lineage.ts.
 import type { Session, SessionSummary } from '@sessionkit/core';
+import { newSessionId } from '@sessionkit/core';
 import {
+  assertBranchPoint,
+  branchedLineage,
+  branchHeader,
+  cloneHeader,
   type HistoryLineage,
+  LOST_RACE,
   parentToMergeInto,
   planMerge,
+  retryLostRaces,
+  rootLineage,
   type SessionHeader,
 } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
+import { parseBodies, parseMessageRows, summaryOf } from './codec.js';
+import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { lineageOf, lineageParams, promotionsOf } from './lineage.js';
-import { parseBodies, summaryOf } from './rows.js';
+import { searchChunksIn, titleSearchText } from './search-rows.js';
 import type { Statements } from './statements/index.js';
 import type { MergeSideRow } from './statements/lineage.js';
 import { queryOn } from './transaction.js';
@@ -45,7 +56,7 @@ export async function parentLineage(
  * statement writes the promotions and deletes. A session whose parent does not exist is
  * deleted like any other. Returns false when `id` does not exist.
  */
-export async function deleteWithPromotions(
+export async function removeSession(
   c: PoolClient,
   statements: Statements,
   id: string,
@@ -78,7 +89,14 @@ async function lockMergeSides(
   childId: string,
 ): Promise<{ parent: MergeSideRow; child: MergeSideRow }> {
   const q = statements.lineage;
-  for (let attempt = 0; ; attempt++) {
+  const lost = {
+    errors,
+    operation: 'merge',
+    sessionId: childId,
+    maxRetries: MAX_REPARENT_RETRIES,
+    exhausted: () => errors.unavailable(`merge: the parent of "${childId}" keeps changing`),
+  };
+  return retryLostRaces(lost, async () => {
     const peek = (await queryOn(c, q.parentOf, [childId])).rows[0];
     if (!peek) throw errors.notFound(childId);
     const parentId = parentToMergeInto(errors, {
@@ -90,10 +108,9 @@ async function lockMergeSides(
     if (!child) throw errors.notFound(childId);
     if (child.parent_id === parentId && parent) return { parent, child };
     if (child.parent_id === parentId) throw errors.notFound(parentId);
-    if (attempt >= MAX_REPARENT_RETRIES) {
-      throw errors.unavailable(`merge: the parent of "${childId}" keeps changing`);
-    }
-  }
+    // Re-parented while this waited for the locks: read the new parent and lock it.
+    return LOST_RACE;
+  });
 }
 
 /**
@@ -103,7 +120,7 @@ async function lockMergeSides(
  * rows. Returns the parent as the plan's header with its children and new messages.
  * Throws `not_found`, `invalid_argument`, `merge_diverged`, `unavailable`.
  */
-export async function mergeIntoParent(
+export async function mergeRecord(
   c: PoolClient,
   statements: Statements,
   childId: string,
@@ -140,4 +157,87 @@ export async function mergeIntoParent(
   ).rows[0];
   if (!row) throw errors.notFound(parentId);
   return { ...h, messages: parseBodies(parentId, row.bodies), children: row.children };
+}
+
+/**
+ * Branch (`atTurn` given: the first `atTurn` messages) or clone (`atTurn` undefined: all
+ * of them) of `sourceId`, in one transaction: the source is read under a share lock, the
+ * message rows are copied inside PostgreSQL, the pending search rows computed from the
+ * copied messages (a chunk of the source may straddle the branch point). Throws `not_found`,
+ * `invalid_argument` (atTurn past the source's messages), `unavailable`.
+ */
+function copyRecord(
+  ctx: StoreContext,
+  kind: 'branch' | 'clone',
+  sourceId: string,
+  atTurn: number | undefined,
+): Promise<Session<unknown>> {
+  const q = ctx.statements.sessions;
+  return ctx.db.tx(kind, async (c) => {
+    const row = (await queryOn(c, q.lockCopySource, [sourceId])).rows[0];
+    if (!row) throw errors.notFound(sourceId);
+    const source = summaryOf(row);
+    // Core's lineage rules: a branch is based on the parent as it is now; a clone is a root.
+    const lineage =
+      kind === 'branch' ? branchedLineage(headerOf(source), lineageOf(row)) : rootLineage();
+    if (atTurn !== undefined) assertBranchPoint(errors, sourceId, atTurn, source.messageCount);
+    const upTo = atTurn ?? source.messageCount;
+    // Core's rules for the new header (fields, counters, state, mode, metadata).
+    const now = new Date();
+    const header =
+      atTurn !== undefined
+        ? branchHeader(headerOf(source), newSessionId(), atTurn, now)
+        : cloneHeader(headerOf(source), newSessionId(), now);
+    const id = header.id;
+    const title = titleSearchText(ctx.search.scope, header.title);
+    ctx.stats.messageBodyReads++;
+    const r = await queryOn(c, q.insertCopy, [
+      id,
+      header.title,
+      header.folder,
+      header.parentId ?? null,
+      now,
+      header.model,
+      header.provider,
+      header.tokenCount,
+      header.costUsd,
+      header.turnCount,
+      JSON.stringify(header.metadata),
+      header.status,
+      header.branchedAtTurn ?? null,
+      header.mode ?? null,
+      header.state === undefined ? null : JSON.stringify(header.state),
+      upTo,
+      sourceId,
+      ...lineageParams(lineage),
+      title,
+    ]);
+    const messages = parseMessageRows(sourceId, r.rows);
+    const rows = searchChunksIn(ctx.search.scope, messages);
+    if (title !== '') {
+      rows.seqs.push(-1);
+      rows.nexts.push(-1);
+      rows.texts.push(title);
+    }
+    if (rows.seqs.length > 0) {
+      await queryOn(c, q.insertPending, [id, rows.seqs, rows.nexts, rows.texts]);
+      ctx.search.noteWrite();
+    }
+    ctx.upkeep.noteSessions(1);
+    return { ...header, messages, children: [] };
+  });
+}
+
+/** A branch of `parentId` holding its first `atTurn` messages (see `copyRecord`). */
+export function branchRecord(
+  ctx: StoreContext,
+  parentId: string,
+  atTurn: number,
+): Promise<Session<unknown>> {
+  return copyRecord(ctx, 'branch', parentId, atTurn);
+}
+
+/** An independent copy of `id` with its whole history (see `copyRecord`). */
+export function cloneRecord(ctx: StoreContext, id: string): Promise<Session<unknown>> {
+  return copyRecord(ctx, 'clone', id, undefined);
 }

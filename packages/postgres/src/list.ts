@@ -4,9 +4,9 @@
 // statement finds its sessions; the statement itself is exact either way.
 import type { SessionSummary } from '@sessionkit/core';
 import type { NormalizedListOptions } from '@sessionkit/core/adapter';
+import { type HeaderRow, summaryOf } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
-import { type HeaderRow, summaryOf } from './rows.js';
 import { queryRuns } from './search-words.js';
 import { buildListQuery, type SearchPlan } from './statements/listing.js';
 
@@ -34,7 +34,7 @@ export async function listSessions(
   const r = await ctx.db.queryConfig<HeaderRow>(buildListQuery(ctx.statements.s, opts, plan), {
     doing: 'list',
   });
-  return r.rows.map(summaryOf);
+  return r.rows.map((row) => summaryOf(row, false));
 }
 
 /**
