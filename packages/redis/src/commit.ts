@@ -24,6 +24,7 @@ import {
   type StoredChange,
   type VersionedState,
   writeRecord,
+  written,
 } from './session-io.js';
 import { writeToken } from './write-ledger.js';
 
@@ -89,7 +90,7 @@ export function commitSession(
         ctx.cache.set(id, outcome.current);
         return LOST_RACE;
       case 'written':
-        ctx.cache.set(id, { ...plan.state, life: state.life, version: outcome.version });
+        ctx.cache.set(id, written(state, plan.state, outcome.version));
         return plan.result;
     }
   });
@@ -152,6 +153,6 @@ export async function saveSession(
     if (current) ctx.cache.set(id, current);
     throw errors.conflict(id, session.revision, current?.header.revision ?? session.revision + 1);
   }
-  ctx.cache.set(id, { ...state, life: stored.life, version: outcome.version });
+  ctx.cache.set(id, written(stored, state, outcome.version));
   return state.header;
 }

@@ -23,7 +23,13 @@ export async function createSession(
   const { state, messages } = planCreate(session, parent?.lineage);
   const id = state.header.id;
   const texts = messages.map((m) => JSON.stringify(m));
-  const record = { state, messages: texts, texts: searchTextsOf(messages), token: writeToken() };
+  const record = {
+    state,
+    messages: texts,
+    texts: searchTextsOf(messages),
+    token: writeToken(),
+    parentLife: parent?.life ?? '',
+  };
   await insertRecord(ctx, record, 'create', signal);
   // What load returns: the messages as stored (JSON), the children the index knows.
   return {

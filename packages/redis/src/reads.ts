@@ -39,12 +39,12 @@ export async function readSnapshot(
   );
   if (reply === null) throw errors.notFound(id);
   const state = stateOf(id, reply);
-  const messageTexts = reply[6] as string[];
+  const messageTexts = reply[7] as string[];
   if (to !== 'none') ctx.stats.messageBodyReads++;
-  const texts = reply[7];
+  const texts = reply[8];
   // Texts of the previous release's format, or not one per message, are not used.
   const usable =
-    Array.isArray(texts) && reply[8] === SEARCH_FORMAT && texts.length === messageTexts.length;
+    Array.isArray(texts) && reply[9] === SEARCH_FORMAT && texts.length === messageTexts.length;
   return { ...state, messageTexts, searchTexts: usable ? (texts as string[]) : undefined };
 }
 

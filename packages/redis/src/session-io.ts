@@ -23,9 +23,14 @@ export interface VersionedState extends SessionState {
   life: string;
   /** The write version `w`: what a conditional write checks (every write moves it). */
   version: number;
+  /**
+   * The life token `q` of the parent this session was made or promoted under, so a merge
+   * or a promotion never takes a re-created parent for it. `''`: none, or stored before it.
+   */
+  parentLife: string;
 }
 
-/** The state from `[header, count, lineage, version, parent, life, …]`; throws `corrupt`. */
+/** The state from `[header, count, lineage, version, parent, life, parentLife, …]`; throws `corrupt`. */
 export function stateOf(id: string, reply: readonly unknown[]): VersionedState {
   const header = decodeHeader(id, reply[0]);
   const messageCount = decodeCount(id, reply[1]);
@@ -34,7 +39,25 @@ export function stateOf(id: string, reply: readonly unknown[]): VersionedState {
     throw errors.corrupt(id, 'the write version is not a number');
   }
   const life = typeof reply[5] === 'string' ? reply[5] : '';
-  return { header, messageCount, lineage: decodeLineage(reply[2]), life, version };
+  const parentLife = typeof reply[6] === 'string' ? reply[6] : '';
+  return { header, messageCount, lineage: decodeLineage(reply[2]), life, version, parentLife };
+}
+
+/** `state` after a write that landed at `version` (same life, same parent life). */
+export function written(
+  before: Pick<VersionedState, 'life' | 'parentLife'>,
+  state: SessionState,
+  version: number,
+): VersionedState {
+  const { header, lineage, messageCount } = state;
+  return {
+    header,
+    lineage,
+    messageCount,
+    life: before.life,
+    parentLife: before.parentLife,
+    version,
+  };
 }
 
 /** A commit result from its recorded text `revision count updatedAt`; throws `corrupt`. */
@@ -74,8 +97,8 @@ export async function readStateDetail(
   );
   if (reply === null) return undefined;
   const state = stateOf(id, reply);
-  const recorded = typeof reply[8] === 'string' ? resultOf(id, reply[8]) : undefined;
-  const searchCurrent = reply[6] === SEARCH_FORMAT && Number(reply[7]) === state.messageCount;
+  const recorded = typeof reply[9] === 'string' ? resultOf(id, reply[9]) : undefined;
+  const searchCurrent = reply[7] === SEARCH_FORMAT && Number(reply[8]) === state.messageCount;
   return { state, recorded, searchCurrent };
 }
 
@@ -96,6 +119,8 @@ export interface NewRecord {
   texts: readonly string[];
   /** The create's token (`writeToken()`), also the new session's life token. */
   token: string;
+  /** The life token of the parent read when it was planned (`''`: none). */
+  parentLife: string;
 }
 
 /**
@@ -132,6 +157,7 @@ export async function insertRecord(
       header.parentId ?? '',
       record.token,
       ctx.ttlMs,
+      record.parentLife,
       record.messages.length,
       ...record.messages,
       ...record.texts,
@@ -178,6 +204,8 @@ export interface RecordWrite {
   change: StoredChange;
   /** A commit's operation id: recorded with the write, or answered if already recorded. */
   operationId?: string | undefined;
+  /** A promotion's new parent's life token; absent: the parent does not change. */
+  parentLife?: string | undefined;
 }
 
 /** What a conditional write found. */
@@ -221,6 +249,7 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
       score,
       w.id,
       w.operationId ?? '',
+      w.parentLife ?? '-',
       c.messages.length,
       ...c.messages,
       ...c.texts,

@@ -22,7 +22,14 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { readSnapshot, type Snapshot } from './reads.js';
-import { insertRecord, NO_MESSAGES, readState, sessionExists, writeRecord } from './session-io.js';
+import {
+  insertRecord,
+  NO_MESSAGES,
+  readState,
+  sessionExists,
+  writeRecord,
+  written,
+} from './session-io.js';
 import { writeOnce, writeToken } from './write-ledger.js';
 
 /** A fresh id no stored session has. */
@@ -46,7 +53,11 @@ function textsOf(id: string, snapshot: Snapshot): string[] {
 
 /**
  * branch(parentId, atTurn): the parent's state and first `atTurn` messages read in one
- * script, the new session planned by `planBranch`. Returns its id.
+ * script, the new session planned by `planBranch`. A parent deleted (or deleted and
+ * created again) before the branch was written is `not_found`, and the branch is taken
+ * back: its parent was linked before the branch was written, and a delete reads the
+ * links only after removing the parent, so a parent it is not told of is gone. Returns the
+ * branch's id.
  */
 export async function branchSession(
   ctx: StoreContext,
@@ -57,14 +68,22 @@ export async function branchSession(
   const parent = await readSnapshot(ctx, parentId, 0, atTurn === 0 ? 'none' : atTurn - 1, true);
   const state = planBranch(errors, parent, await freshId(ctx), atTurn);
   assertWhole(parentId, parent, atTurn);
-  const record = {
-    state,
-    messages: parent.messageTexts,
-    texts: textsOf(parentId, parent),
-    token: writeToken(),
-  };
-  await insertRecord(ctx, record, 'branch', signal);
-  return state.header.id;
+  const id = await insertCopy(ctx, parentId, parent, state, 'branch', signal);
+  if ((await lifeOf(ctx, parentId, parent.life)) !== parent.life) {
+    await removeSession(ctx, id);
+    throw errors.notFound(parentId);
+  }
+  return id;
+}
+
+/** The life token of `id` now (`undefined` when missing; `assumed` when unreadable). */
+async function lifeOf(ctx: StoreContext, id: string, assumed: string): Promise<string | undefined> {
+  try {
+    return (await readState(ctx, id))?.life;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'corrupt') return assumed;
+    throw e;
+  }
 }
 
 /** clone(id): an independent copy with the full history (one snapshot, `planClone`). */
@@ -75,14 +94,26 @@ export async function cloneSession(
 ): Promise<string> {
   const source = await readSnapshot(ctx, id, 0, -1, true);
   assertWhole(id, source, source.messageCount);
-  const state = planClone(source, await freshId(ctx));
+  return insertCopy(ctx, id, source, planClone(source, await freshId(ctx)), 'clone', signal);
+}
+
+/** Stores `state` with the snapshot's messages and search texts; returns its id. */
+async function insertCopy(
+  ctx: StoreContext,
+  sourceId: string,
+  source: Snapshot,
+  state: SessionState,
+  operation: 'branch' | 'clone',
+  signal: AbortSignal | undefined,
+): Promise<string> {
   const record = {
     state,
     messages: source.messageTexts,
-    texts: textsOf(id, source),
+    texts: textsOf(sourceId, source),
     token: writeToken(),
+    parentLife: state.header.parentId === undefined ? '' : source.life,
   };
-  await insertRecord(ctx, record, 'clone', signal);
+  await insertRecord(ctx, record, operation, signal);
   return state.header.id;
 }
 
@@ -107,6 +138,10 @@ export async function mergeSession(
   await ctx.sessionWrites.run(parentId, () =>
     retryLostRaces(options, async () => {
       const parent = await readSnapshot(ctx, parentId, 0, 'none');
+      // A parent deleted and created again is another session: never merge into it.
+      if (child.parentLife !== '' && parent.life !== child.parentLife) {
+        throw errors.notFound(parentId);
+      }
       const state = planMergeInto(errors, parent, child);
       throwIfAborted(errors, signal, 'merge', childId);
       const outcome = await writeRecord(ctx, {
@@ -118,7 +153,7 @@ export async function mergeSession(
       });
       if (outcome.kind === 'missing') throw errors.notFound(parentId);
       if (outcome.kind !== 'written') return LOST_RACE;
-      ctx.cache.set(parentId, { ...state, life: parent.life, version: outcome.version });
+      ctx.cache.set(parentId, written(parent, state, outcome.version));
       return true;
     }),
   );
@@ -135,7 +170,6 @@ export async function removeSession(
   id: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const children = await childrenOfOne(ctx, id);
   throwIfAborted(errors, signal, 'delete', id);
   const token = writeToken();
   const reply = await writeOnce<null>(
@@ -150,6 +184,9 @@ export async function removeSession(
   ctx.cache.delete(id);
   if (typeof reply !== 'string') return false;
   const deleted = deletedSide(id, reply);
+  // Read after the session is gone: a child linked before that is found, and one linked
+  // later finds its parent gone (branch takes itself back).
+  const children = await childrenOfOne(ctx, id);
   for (const childId of children) {
     await ctx.sessionWrites.run(childId, () => promote(ctx, childId, deleted));
   }
@@ -167,19 +204,27 @@ export async function removeSession(
   return true;
 }
 
-type DeletedSide = Pick<SessionState, 'header' | 'lineage'>;
+type DeletedSide = Pick<SessionState, 'header' | 'lineage'> & {
+  /** Its life token and its own parent's (what a promoted child is now under). */
+  life: string;
+  parentLife: string;
+};
 
 /**
  * What promotion needs of a deleted session, from the delete's outcome
- * `d<branchedAtTurn>\n<parent>\n<lineage>`. The script read the header defensively: an
+ * `d<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>` (the last two absent in
+ * an outcome recorded by the previous release). The script read the header defensively: an
  * unreadable one gives no branch point, and its children are promoted as from a root's.
  */
 function deletedSide(id: string, outcome: string): DeletedSide {
-  const [at = '', parent = '', lineage = ''] = outcome.slice(1).split('\n');
+  const [at = '', parent = '', lineage = '', life = '', parentLife = ''] = outcome
+    .slice(1)
+    .split('\n');
   const header = { id, parentId: parent === '' ? undefined : parent } as SessionHeader;
   const branchedAtTurn = Number(at);
   if (at !== '' && Number.isSafeInteger(branchedAtTurn)) header.branchedAtTurn = branchedAtTurn;
-  return { header, lineage: decodeLineage(lineage === '' ? undefined : lineage) };
+  const decoded = decodeLineage(lineage === '' ? undefined : lineage);
+  return { header, lineage: decoded, life, parentLife };
 }
 
 /**
@@ -199,6 +244,8 @@ function promote(ctx: StoreContext, childId: string, deleted: DeletedSide): Prom
       throw e;
     }
     if (state === undefined || state.header.parentId !== deleted.header.id) return;
+    // A child of a later life of the same id is not this delete's to promote.
+    if (state.parentLife !== '' && deleted.life !== '' && state.parentLife !== deleted.life) return;
     const [promoted] = planPromotions(deleted, [state]) as [SessionState];
     const newParent = promoted.header.parentId;
     if (newParent !== undefined) {
@@ -211,6 +258,7 @@ function promote(ctx: StoreContext, childId: string, deleted: DeletedSide): Prom
       expected: state,
       state: promoted,
       change: NO_MESSAGES,
+      parentLife: newParent === undefined ? '' : deleted.parentLife,
     });
     if (outcome.kind === 'moved') return LOST_RACE;
     ctx.cache.delete(childId);

@@ -51,8 +51,8 @@ end
  * create: stores a new session unless the meta hash exists; its life token `g` is the
  * create's own token, unique, so a session re-created under the same id is never taken
  * for the one before it (nor remembers its operation ids).
- * ARGV: header, lineage, parentId ('' none), token, ttlMs, count, messages… (count),
- * search texts… (count).
+ * ARGV: header, lineage, parentId ('' none), token, ttlMs, parentLife (the life token of
+ * the parent it was made under, '' none), count, messages… (count), search texts… (count).
  * Returns the outcome 'c' (created, now or by an earlier run of this token), 'f' (settled
  * as not applied) or 0 when the id is taken.
  */
@@ -61,10 +61,10 @@ local done = ledger_find(ARGV[4])
 if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10])
-local n = tonumber(ARGV[6])
-push_range(KEYS[2], 7, 6 + n)
-push_range(KEYS[3], 7 + n, 6 + 2 * n)
-redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'g', ARGV[4], 'n', ARGV[6], 'l', ARGV[2], 'p', ARGV[3], 'e', '0', 'x', '${SEARCH_FORMAT}')
+local n = tonumber(ARGV[7])
+push_range(KEYS[2], 8, 7 + n)
+push_range(KEYS[3], 8 + n, 7 + 2 * n)
+redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'g', ARGV[4], 'n', ARGV[7], 'l', ARGV[2], 'p', ARGV[3], 'q', ARGV[6], 'e', '0', 'x', '${SEARCH_FORMAT}')
 expire_all(tonumber(ARGV[5]))
 ledger_record(ARGV[4], 'c')
 return 'c'
@@ -81,12 +81,13 @@ return 'c'
  * `keep` (LTRIM: the cost grows with what is dropped); then the added ones are pushed.
  * ARGV: token, expectedLife, expectedVersion, header, revision (kept in `r` for events),
  * lineage, mode ('append' | 'truncate' | 'replace'), ttlMs, keep, parentId, newCount,
- * updatedAtMs, id, operationId ('' none), added count k, messages… (k), texts… (k).
+ * updatedAtMs, id, operationId ('' none), parentLife ('-' keeps it: only a promotion
+ * changes the parent), added count k, messages… (k), texts… (k).
  * Extra KEYS[11] (standalone only): the listing order, updated in the same step.
  * Returns the outcome 'w <version> <revision> <count> <updatedAt>' (written, now or by an
  * earlier run of this token), 'p …' (a recorded operation), 'f' (settled as not applied),
- * {0} when the session is missing, {1, header, count, lineage, version, parent, life} when
- * another write came first.
+ * {0} when the session is missing, {1, header, count, lineage, version, parent, life,
+ * parentLife} when another write came first.
  */
 export const WRITE = `${SHARED}
 local done = ledger_find(ARGV[1])
@@ -96,10 +97,10 @@ if op ~= '' then
   local seen = redis.call('HGET', KEYS[8], op)
   if seen then return 'p ' .. seen end
 end
-local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
+local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q')
 if not cur[4] then return {0} end
 if cur[4] ~= ARGV[3] or (cur[6] or '') ~= ARGV[2] then
-  return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or ''}
+  return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or '', cur[7] or ''}
 end
 local mode = ARGV[7]
 if mode == 'replace' then
@@ -114,10 +115,11 @@ elseif mode == 'truncate' then
     redis.call('LTRIM', KEYS[3], 0, keep - 1)
   end
 end
-local k = tonumber(ARGV[15])
-push_range(KEYS[2], 16, 15 + k)
-push_range(KEYS[3], 16 + k, 15 + 2 * k)
+local k = tonumber(ARGV[16])
+push_range(KEYS[2], 17, 16 + k)
+push_range(KEYS[3], 17 + k, 16 + 2 * k)
 redis.call('HSET', KEYS[1], 'h', ARGV[4], 'r', ARGV[5], 'n', ARGV[11], 'l', ARGV[6], 'p', ARGV[10])
+if ARGV[15] ~= '-' then redis.call('HSET', KEYS[1], 'q', ARGV[15]) end
 local version = redis.call('HINCRBY', KEYS[1], 'w', 1)
 if op ~= '' then
   redis.call('HSET', KEYS[8], op, ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12])
@@ -151,26 +153,26 @@ return 'f'
 
 /**
  * The stored state without messages: {header, count, lineage, version, parent, life,
- * search format, search texts kept, the result recorded for operation id ARGV[1] ('' none)
- * or false} or nil.
+ * parentLife, search format, search texts kept, the result recorded for operation id
+ * ARGV[1] ('' none) or false} or nil.
  */
 export const READ_STATE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'x')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
 local recorded = false
 if ARGV[1] ~= '' then recorded = redis.call('HGET', KEYS[8], ARGV[1]) or false end
-return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', redis.call('LLEN', KEYS[3]), recorded}
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', s[8] or '', redis.call('LLEN', KEYS[3]), recorded}
 `;
 
 /**
  * State and messages ARGV[1] .. ARGV[2] (LRANGE indexes, negative from the end; ARGV[2]
  * 'none' for no messages) in one snapshot; with ARGV[3] == '1' also their search texts.
- * {header, count, lineage, version, parent, life, messages, texts or false, search format}
- * or nil.
+ * {header, count, lineage, version, parent, life, parentLife, messages, texts or false,
+ * search format} or nil.
  */
 export const READ_MESSAGES = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'x')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
 local msgs = {}
 local texts = false
 if ARGV[2] ~= 'none' then
@@ -179,7 +181,7 @@ if ARGV[2] ~= 'none' then
 elseif ARGV[3] == '1' then
   texts = {}
 end
-return {s[1], s[2], s[3], s[4], s[5], s[6] or '', msgs, texts, s[7] or ''}
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', msgs, texts, s[8] or ''}
 `;
 
 /**
@@ -205,22 +207,23 @@ return {s[1], s[2], matched, s[3]}
 /**
  * Deletes the data keys of the session, its operation ids included (the ledger stays and
  * expires on its own).
- * ARGV: token. Returns the outcome 'd<branchedAtTurn>\n<parent>\n<lineage>' (what the
- * children's promotion needs; branchedAtTurn '' when absent or the header is unreadable),
+ * ARGV: token. Returns the outcome
+ * 'd<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>' (what the children's
+ * promotion needs; branchedAtTurn '' when absent or the header is unreadable),
  * now or from an earlier run of this token, 'f' (settled as not applied) or nil when missing.
  */
 export const DELETE = `${SHARED}
 local done = ledger_find(ARGV[1])
 if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p')
+local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p', 'g', 'q')
 local at = ''
 local ok, header = pcall(cjson.decode, s[1] or '')
 if ok and type(header) == 'table' and type(header.branchedAtTurn) == 'number' then
   at = string.format('%d', header.branchedAtTurn)
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10])
-local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '')
+local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '') .. '\\n' .. (s[4] or '') .. '\\n' .. (s[5] or '')
 ledger_record(ARGV[1], outcome)
 return outcome
 `;
