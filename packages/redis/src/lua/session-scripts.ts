@@ -20,7 +20,9 @@ export const SEARCH_FORMAT = '2';
  * values); the TTL of the data keys (meta, messages, texts, status, events, operations);
  * the write ledger (KEYS[6] current, KEYS[7] previous generation): token → outcome of every
  * write, so a script that runs a second time (a client re-sending it after a reconnect) or
- * after its outcome was settled finds what the first run did and writes nothing.
+ * after its outcome was settled finds what the first run did and writes nothing. The
+ * previous generation keeps the TTL RENAME carries over: the current one's, refreshed by
+ * its last write, so it outlives every outcome it holds by at least the ledger's TTL.
  */
 const SHARED = `
 local function push_range(key, from, last)
@@ -43,7 +45,6 @@ local function ledger_record(token, outcome)
   if redis.call('HLEN', KEYS[6]) >= ${LEDGER_GENERATION} then redis.call('RENAME', KEYS[6], KEYS[7]) end
   redis.call('HSET', KEYS[6], token, outcome)
   redis.call('PEXPIRE', KEYS[6], ${LEDGER_TTL_MS})
-  redis.call('PEXPIRE', KEYS[7], ${LEDGER_TTL_MS})
 end
 `;
 
@@ -128,12 +129,7 @@ if op ~= '' then
   end
 end
 expire_all(tonumber(ARGV[8]))
-if #KEYS >= 11 then
-  local score = redis.call('ZSCORE', KEYS[11], ARGV[13])
-  if not score or tonumber(score) < tonumber(ARGV[12]) then
-    redis.call('ZADD', KEYS[11], ARGV[12], ARGV[13])
-  end
-end
+if #KEYS >= 11 then redis.call('ZADD', KEYS[11], 'GT', ARGV[12], ARGV[13]) end
 local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12]
 ledger_record(ARGV[1], outcome)
 return outcome
