@@ -55,9 +55,9 @@ function textsOf(id: string, snapshot: Snapshot): string[] {
  * branch(parentId, atTurn): the parent's state and first `atTurn` messages read in one
  * script, the new session planned by `planBranch`. A parent deleted (or deleted and
  * created again) before the branch was written is `not_found`, and the branch is taken
- * back: its parent was linked before the branch was written, and a delete reads the
- * links only after removing the parent, so a parent it is not told of is gone. Returns the
- * branch's id.
+ * back. Either the delete sees the branch or the branch sees the delete: the branch is
+ * linked to its parent before it is written and checks the parent after, and a delete
+ * reads the links only after removing the parent. Returns the branch's id.
  */
 export async function branchSession(
   ctx: StoreContext,
