@@ -29,14 +29,17 @@ const message = (i) => ({
   content: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(3)}`,
 });
 
-/** The raw turn: the same keys and the same work as the store's write script, nothing else. */
+/**
+ * The raw turn: the same keys and the same work as the store's write script (the message,
+ * its search text, the header, the write version, the listing order), nothing else.
+ */
 const RAW_TURN = `
 local v = redis.call('HGET', KEYS[1], 'w')
 redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('APPEND', KEYS[3], ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('HSET', KEYS[1], 'h', ARGV[3], 'r', ARGV[4], 'n', redis.call('LLEN', KEYS[2]), 'o', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'w', 1)
-if #KEYS >= 6 then redis.call('ZADD', KEYS[6], ARGV[4], ARGV[5]) end
+if #KEYS >= 11 then redis.call('ZADD', KEYS[11], 'GT', ARGV[4], ARGV[5]) end
 return v
 `;
 
@@ -77,10 +80,10 @@ async function commitFigures(client, prefix, cluster) {
       const sha = await client.script('LOAD', RAW_TURN).catch(async () => null);
       const raw = async (w) => {
         const id = rawIds[w];
-        const k = Object.values(keys.session(id));
+        const k = keys.sessionKeyList(id);
         if (!cluster) k.push(keys.order);
         const m = JSON.stringify(message(1));
-        const args = [m, `a${m.toLowerCase()}`, header, String(Date.now()), id];
+        const args = [m, m.toLowerCase(), header, String(Date.now()), id];
         if (sha)
           await client
             .evalsha(sha, k.length, ...k, ...args)

@@ -1,7 +1,8 @@
 // How a session's header and lineage are stored: JSON with dates as epoch milliseconds and
-// a format version, read back with core's validation so a damaged record is `corrupt`.
+// a format version, read back with the kit's stored-header check so a damaged record is
+// `corrupt`.
 import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
-import { assertSaveInput, readLineage } from '@sessionkit/core/adapter';
+import { assertStoredHeader, readLineage } from '@sessionkit/core/adapter';
 import { errors } from './errors.js';
 
 /** The header format this version writes (`v` in the stored JSON). */
@@ -19,12 +20,10 @@ export function encodeHeader(header: SessionHeader): string {
   return JSON.stringify(out);
 }
 
-/** Fields every stored header has, beyond those `save` input requires. */
-const STORED_FIELDS = ['createdAt', 'updatedAt', 'tokenCount', 'costUsd', 'turnCount', 'metadata'];
-
 /**
- * The header stored for `id`, validated by core's save rules. Throws `corrupt` (naming the
- * problem) when the text is not a header of this id.
+ * The header stored for `id`, checked by the kit's `assertStoredHeader` (the one rule of
+ * every adapter). Throws `corrupt` (naming the problem) when the text is not a header of
+ * this id in this format.
  */
 export function decodeHeader(id: string, text: unknown): SessionHeader {
   if (typeof text !== 'string') throw errors.corrupt(id, 'the header is missing');
@@ -37,34 +36,15 @@ export function decodeHeader(id: string, text: unknown): SessionHeader {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw errors.corrupt(id, 'the header is not an object');
   }
-  const record = raw as Record<string, unknown>;
-  if (record.v !== HEADER_FORMAT) {
-    throw errors.corrupt(id, `unknown header format ${JSON.stringify(record.v)}`);
-  }
-  if (record.id !== id) throw errors.corrupt(id, 'the header names another session');
-  const missing = STORED_FIELDS.find((key) => record[key] === undefined);
-  if (missing !== undefined) throw errors.corrupt(id, `header.${missing} is missing`);
-  const { v: _v, ...fields } = record;
+  const { v, ...fields } = raw as Record<string, unknown>;
+  if (v !== HEADER_FORMAT) throw errors.corrupt(id, `unknown header format ${JSON.stringify(v)}`);
   for (const key of DATE_FIELDS) {
     const value = fields[key];
     if (value === undefined) continue;
     if (typeof value !== 'number') throw errors.corrupt(id, `header.${key} is not a time`);
     fields[key] = new Date(value);
   }
-  const header = fields as unknown as SessionHeader;
-  try {
-    assertSaveInput(errors, { ...header, messages: [], children: [] });
-  } catch (e) {
-    throw errors.corrupt(
-      id,
-      `invalid header: ${(e as Error).message.replace(`${errors.prefix} `, '')}`,
-      e,
-    );
-  }
-  if (!Number.isSafeInteger(header.revision) || header.revision < 1) {
-    throw errors.corrupt(id, 'header.revision is not a positive integer');
-  }
-  return header;
+  return assertStoredHeader(errors, id, fields);
 }
 
 /** The stored lineage (core's reading: damaged or absent reads as a root's). */

@@ -1,124 +1,158 @@
-// commit(): the turn write. Core's kit computes the new header from the stored one; one
-// script writes it only if the session's write version is still the one it was computed
-// from. The store remembers the last state it saw of each session, so a turn is usually
-// one round trip (plus the order entry's on a Cluster); when another writer came first the
-// script returns the current state and the turn is computed again (or fails with
-// `conflict` when the caller set an expectation).
-import type { CommitInput, CommitResult } from '@sessionkit/core';
+// The writes of a session's own history: commit and save, by the kit's plans. A commit is
+// planned from the last state this store saw of the session (usually one round trip) and
+// written by one script only if the session's write version is still the one the plan
+// was made from; the script answers a recorded operation id before anything else. When
+// another writer came first the script returns the current state and the commit is
+// planned again (`retryLostRaces`).
+import type { CommitInput, CommitResult, Session } from '@sessionkit/core';
 import {
-  applyCommitToSummary,
-  checkCommitExpectations,
-  committedLineage,
-  nextUpdatedAt,
-  searchTextOf,
+  type CommitPlan,
+  extendsHistory,
+  LOST_RACE,
+  planCommit,
+  planSave,
+  retryLostRaces,
+  type SessionHeader,
+  searchTextsOf,
+  throwIfAborted,
 } from '@sessionkit/core/adapter';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
-import { readState, type StoredState, writeRecord } from './session-io.js';
-import type { StateCache } from './state-cache.js';
+import { readSnapshot } from './reads.js';
+import {
+  readStateDetail,
+  type StoredChange,
+  type VersionedState,
+  writeRecord,
+  written,
+} from './session-io.js';
 import { writeToken } from './write-ledger.js';
 
 /**
- * How long a commit that keeps losing races to other writers of its session goes on
- * before `unavailable`. Every round has a winner, so a loser waits at most for the other
- * writers' queued commits (their stores run their own writes of a session one at a time,
- * see `serialWrite`): the limit is for a session written without pause by other processes.
+ * A state a commit plans from: remembered (maybe old), or `fresh` — returned by a write
+ * that lost, which looked the operation id up first and found none.
  */
-const CONTENDED_BUDGET_MS = 20_000;
-/** Losses in a row before a commit waits a little (0 to 8 ms, random) between attempts. */
-const LOSSES_BEFORE_BACKOFF = 4;
+type KnownState = VersionedState & { fresh?: boolean };
 
-/** Commits `input` to session `id` (both validated by the caller). */
-export async function commitTurn(
+/** The stored form of a planned message change: JSON texts and search texts. */
+function storedChange(
+  plan: Extract<CommitPlan, { replayed: false }>,
+  storedCount: number,
+): StoredChange {
+  const m = plan.messages;
+  const added = m.replace ?? m.append;
+  const change = {
+    messages: added.map((message) => JSON.stringify(message)),
+    texts: searchTextsOf(added),
+  };
+  if (m.replace !== undefined) return { mode: 'replace', keep: 0, ...change };
+  return { mode: m.keep < storedCount ? 'truncate' : 'append', keep: m.keep, ...change };
+}
+
+/**
+ * `commit` of validated input, after this store's earlier writes of the session. Throws
+ * `not_found`, `conflict` and `invalid_argument` (nothing written), `aborted` before the
+ * write when `signal` fired, `unavailable` after losing races for the kit's budget.
+ */
+export function commitSession(
   ctx: StoreContext,
-  cache: StateCache,
   id: string,
   input: CommitInput<unknown>,
+  signal?: AbortSignal,
 ): Promise<CommitResult> {
-  let state = cache.get(id);
-  let fresh = state === undefined;
-  state ??= await readOrThrow(ctx, cache, id);
-  const added = input.replace ?? input.append;
-  const texts = added === undefined ? [] : added.map((m) => JSON.stringify(m));
-  const searchText = added === undefined ? '' : searchTextOf(added);
-  const mode =
-    input.replace !== undefined ? 'replace' : input.append !== undefined ? 'append' : 'none';
-  // A monotonic clock: a wall-clock step must not stretch or cut the budget.
-  const giveUpAt = performance.now() + CONTENDED_BUDGET_MS;
   // One token for every attempt: an attempt whose reply was lost and that landed is found
   // by the next one (or by the settle), never applied a second time.
   const token = writeToken();
-  for (let losses = 0; losses === 0 || performance.now() < giveUpAt; ) {
-    let computed: ReturnType<typeof computeCommit>;
-    try {
-      computed = computeCommit(id, state, input);
-    } catch (e) {
-      if (fresh) throw e;
-      // A remembered state may be old: judge expectations and counters on the stored one only.
-      state = await readOrThrow(ctx, cache, id);
-      fresh = true;
-      continue;
-    }
-    const { now, header, messageCount } = computed;
-    const lineage = committedLineage(state.lineage, input);
+  let known: KnownState | undefined = ctx.cache.get(id);
+  const options = { errors, operation: 'commit', sessionId: id, signal };
+  return retryLostRaces(options, async () => {
+    const { state, plan } = await planned(ctx, id, input, known);
+    if (plan.replayed) return plan.result;
+    throwIfAborted(errors, signal, 'commit', id);
     const outcome = await writeRecord(ctx, {
       id,
       token,
       expected: state,
-      header,
-      lineage,
-      mode,
-      messages: texts,
-      searchText,
-      messageCount,
+      state: plan.state,
+      change: storedChange(plan, state.messageCount),
+      operationId: plan.operationId,
     });
-    if (outcome.kind === 'missing') {
-      cache.delete(id);
-      throw errors.notFound(id);
+    switch (outcome.kind) {
+      case 'missing':
+        ctx.cache.delete(id);
+        throw errors.notFound(id);
+      case 'replayed':
+        return outcome.result;
+      case 'moved':
+        // The script looked the operation id up first: the current state is fresh, and
+        // the id is not recorded.
+        known = { ...outcome.current, fresh: true };
+        ctx.cache.set(id, outcome.current);
+        return LOST_RACE;
+      case 'written':
+        ctx.cache.set(id, written(state, plan.state, outcome.version));
+        return plan.result;
     }
-    if (outcome.kind === 'moved') {
-      state = outcome.current;
-      fresh = true;
-      cache.set(id, state);
-      // Writers retrying in lockstep can keep the same order round after round; a random
-      // pause breaks it (and spares Redis a round trip that would lose again).
-      if (++losses >= LOSSES_BEFORE_BACKOFF) await pause(Math.random() * 8);
-      continue;
+  });
+}
+
+/**
+ * The plan over the state known (remembered, or returned by a write that lost), or over
+ * a fresh read with the operation id looked up in the same script. A plan that fails on a
+ * remembered state is made again over the stored one: expectations and counters are judged
+ * on what is stored only, and a recorded id answers before them.
+ */
+async function planned(
+  ctx: StoreContext,
+  id: string,
+  input: CommitInput<unknown>,
+  known: KnownState | undefined,
+): Promise<{ state: VersionedState; plan: CommitPlan }> {
+  if (known !== undefined) {
+    try {
+      return { state: known, plan: planCommit(errors, known, input) };
+    } catch (e) {
+      if (known.fresh === true) throw e;
     }
-    cache.set(id, { header, messageCount, lineage, life: state.life, version: outcome.version });
-    return { revision: header.revision, messageCount, updatedAt: new Date(now.getTime()) };
   }
-  throw errors.unavailable(`commit to session "${id}" kept losing races with other writers`);
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Core's rules: the expectations, then the header after the commit. Throws their errors. */
-function computeCommit(id: string, state: StoredState, input: CommitInput<unknown>) {
-  checkCommitExpectations(
-    errors,
-    id,
-    { revision: state.header.revision, messageCount: state.messageCount },
-    input,
-  );
-  const now = nextUpdatedAt(state.header.updatedAt);
-  const { messageCount, ...header } = applyCommitToSummary(
-    { ...state.header, messageCount: state.messageCount },
-    input,
-    now,
-    errors,
-  );
-  return { now, header, messageCount };
-}
-
-async function readOrThrow(ctx: StoreContext, cache: StateCache, id: string): Promise<StoredState> {
-  const state = await readState(ctx, id);
-  if (state === undefined) {
-    cache.delete(id);
+  const read = await readStateDetail(ctx, id, input.operationId);
+  if (read === undefined) {
+    ctx.cache.delete(id);
     throw errors.notFound(id);
   }
-  cache.set(id, state);
-  return state;
+  ctx.cache.set(id, read.state);
+  return { state: read.state, plan: planCommit(errors, read.state, input, read.recorded) };
+}
+
+/**
+ * `save` of a validated session (`planSave` over a snapshot), written only if the session
+ * has not moved since the snapshot. Throws `not_found`, `conflict`, `aborted` (before the
+ * write).
+ */
+export async function saveSession(
+  ctx: StoreContext,
+  session: Session<unknown>,
+  signal?: AbortSignal,
+): Promise<SessionHeader> {
+  const id = session.id;
+  const stored = await readSnapshot(ctx, id, 0, -1);
+  const extended = extendsHistory(stored.messageTexts, session.messages, true);
+  const state = planSave(errors, stored, session, extended);
+  throwIfAborted(errors, signal, 'save', id);
+  const messages = session.messages.map((m) => JSON.stringify(m));
+  const outcome = await writeRecord(ctx, {
+    id,
+    token: writeToken(),
+    expected: stored,
+    state,
+    change: { mode: 'replace', keep: 0, messages, texts: searchTextsOf(session.messages) },
+  });
+  if (outcome.kind === 'missing') throw errors.notFound(id);
+  if (outcome.kind !== 'written') {
+    const current = outcome.kind === 'moved' ? outcome.current : undefined;
+    if (current) ctx.cache.set(id, current);
+    throw errors.conflict(id, session.revision, current?.header.revision ?? session.revision + 1);
+  }
+  ctx.cache.set(id, written(stored, state, outcome.version));
+  return state.header;
 }

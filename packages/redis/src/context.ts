@@ -1,11 +1,11 @@
 // What every part of the store works with: the client, the key layout and the options.
 
-import type { KeyedMutex } from '@sessionkit/core/adapter';
+import type { SessionWriteQueue } from '@sessionkit/core/adapter';
 import type { CallWatch } from './calls.js';
-import { errors } from './errors.js';
 import type { IndexBatcher } from './index-batcher.js';
 import type { KeySpace } from './keys.js';
 import type { RedisClient } from './scripts.js';
+import type { StateCache } from './state-cache.js';
 
 /** The shared state of one store instance. */
 export interface StoreContext {
@@ -25,30 +25,14 @@ export interface StoreContext {
   /** Counters for tests and probes. */
   readonly stats: RedisStoreStats;
   /**
-   * This store's retrying writes of a session (commit, merge into it, promotion), one at
-   * a time in call order (`serialWrite`). A script writes only when the session is still
-   * at the version its header was computed from, so concurrent writes of one process
-   * would race: the first answered retries first and wins every round, and a writer at
-   * the back can lose a hundred in a row. Queued, only other processes race, fairly.
+   * This store's retrying writes of a session (commit, save, merge into it, promotion),
+   * one at a time in call order. A script writes only when the session is still at the
+   * version its plan was made from, so concurrent writes of one process would race: the
+   * first answered retries first and wins every round. Queued, only other processes race.
    */
-  readonly sessionWrites: KeyedMutex;
-}
-
-/**
- * The longest a write waits behind this store's other writes of the same session before
- * `unavailable` (a safety net: each takes a round trip or a few, so a queue this slow
- * means Redis is not answering).
- */
-const WRITE_QUEUE_TIMEOUT_MS = 60_000;
-
-/** Runs `write` of session `id` after this store's earlier writes of it (`sessionWrites`). */
-export function serialWrite<T>(ctx: StoreContext, id: string, write: () => Promise<T>): Promise<T> {
-  return ctx.sessionWrites.run(
-    id,
-    WRITE_QUEUE_TIMEOUT_MS,
-    () => errors.unavailable(`writing session "${id}": waited too long behind this store's writes`),
-    write,
-  );
+  readonly sessionWrites: SessionWriteQueue;
+  /** The last state this store saw of recently written sessions (a commit's first guess). */
+  readonly cache: StateCache;
 }
 
 /** Counters a store keeps for tests and probes. */

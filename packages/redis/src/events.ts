@@ -1,6 +1,7 @@
 // The event log: a list in the session's slot; entry i holds sequence i + 1, so a read
 // after a sequence is one LRANGE whose cost grows with the events returned.
 import type { JsonValue, SessionEvent } from '@sessionkit/core';
+import { planEvent, throwIfAborted } from '@sessionkit/core/adapter';
 import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
@@ -9,14 +10,17 @@ import { outcomeNumbers, writeOnce, writeToken } from './write-ledger.js';
 
 /**
  * Appends an event (sequence and revision assigned atomically, once even when the script
- * runs twice). Throws `not_found`, `unavailable`.
+ * runs twice; `payload` is the validated copy). Throws `not_found`, `unavailable`,
+ * `aborted` before the write.
  */
 export async function appendEvent(
   ctx: StoreContext,
   id: string,
   type: string,
   payload: JsonValue,
+  signal?: AbortSignal,
 ): Promise<SessionEvent> {
+  throwIfAborted(errors, signal, 'append', id);
   const at = Date.now();
   const body = JSON.stringify({ type, payload: payload ?? null });
   const token = writeToken();
@@ -30,14 +34,10 @@ export async function appendEvent(
     `appending an event to session "${id}"`,
   );
   if (typeof reply !== 'string') throw errors.notFound(id);
+  // The script assigned the sequence and read the revision atomically; the kit's plan
+  // says what the event is.
   const [sequence, revision] = outcomeNumbers(reply);
-  return {
-    sequence: sequence as number,
-    revision: revision as number,
-    at: new Date(at),
-    type,
-    payload: (JSON.parse(body) as { payload: JsonValue }).payload,
-  };
+  return planEvent(revision as number, (sequence as number) - 1, type, payload, new Date(at));
 }
 
 /** Events after `afterSequence`, at most `limit`. Throws `not_found`, `corrupt`. */

@@ -5,6 +5,6 @@ export type { SessionKeys } from './keys.js';
 export { assertPrefix, DEFAULT_PREFIX, KeySpace, MAX_PREFIX_LENGTH } from './keys.js';
 export type { OpenRedisStoreOptions } from './open.js';
 export { openRedisStore, storeAdapter } from './open.js';
-export type { RedisStoreOptions } from './redis-store.js';
-export { RedisStore } from './redis-store.js';
 export type { RedisClient } from './scripts.js';
+export type { RedisStoreOptions } from './store.js';
+export { RedisStore } from './store.js';

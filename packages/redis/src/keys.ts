@@ -30,11 +30,14 @@ export function assertPrefix(prefix: unknown): asserts prefix is string {
 
 /** The keys of one session, all in the slot of `{id}`. */
 export interface SessionKeys {
-  /** Hash: `h` header JSON, `r` revision (for events), `w` write version, `g` life token (unique per create), `n` message count, `l` lineage JSON, `p` parent id, `e` last event sequence. */
+  /** Hash: `h` header JSON, `r` revision (for events), `w` write version, `g` life token (unique per create), `n` message count, `l` lineage JSON, `p` parent id, `e` last event sequence, `x` search format (`2`: `text` is per message). */
   meta: string;
   /** List: one JSON text per message, in order. */
   messages: string;
-  /** String: the lower-cased search text (`searchTextOf` of the messages). */
+  /**
+   * List: the lower-cased search text of each message (`searchTextsOf`), one entry per
+   * message, so a truncation drops entries without reading the kept ones.
+   */
   text: string;
   /** String: the runtime status JSON. */
   status: string;
@@ -47,6 +50,15 @@ export interface SessionKeys {
   ledger: string;
   /** Hash: the previous ledger generation (the ledger is renamed here when it is full). */
   ledgerPrevious: string;
+  /** Hash: operation id → result (`revision count updatedAt`) of the commits that named one. */
+  operations: string;
+  /** List: the recorded operation ids, oldest first (the oldest is forgotten past 1,000). */
+  operationOrder: string;
+  /**
+   * String: the search text as the previous release stored it (one string, no parts).
+   * Read by nothing; the upgrade and `repair()` rebuild the list and remove it.
+   */
+  legacyText: string;
 }
 
 /** Names every key of a store under one prefix. */
@@ -64,18 +76,32 @@ export class KeySpace {
     return {
       meta: `${base}m`,
       messages: `${base}l`,
-      text: `${base}t`,
+      text: `${base}x`,
       status: `${base}s`,
       events: `${base}e`,
       ledger: `${base}o`,
       ledgerPrevious: `${base}o0`,
+      operations: `${base}op`,
+      operationOrder: `${base}oq`,
+      legacyText: `${base}t`,
     };
   }
 
-  /** The seven session keys as an array, in the order the scripts expect. */
+  /** The ten session keys as an array, in the order the scripts expect. */
   sessionKeyList(id: string): string[] {
     const k = this.session(id);
-    return [k.meta, k.messages, k.text, k.status, k.events, k.ledger, k.ledgerPrevious];
+    return [
+      k.meta,
+      k.messages,
+      k.text,
+      k.status,
+      k.events,
+      k.ledger,
+      k.ledgerPrevious,
+      k.operations,
+      k.operationOrder,
+      k.legacyText,
+    ];
   }
 
   /** Sorted set: score = `updatedAt` in ms, member = id. Redis orders equal scores by member bytes, which is `list`'s id order. */
@@ -91,6 +117,14 @@ export class KeySpace {
   /** Set: ids that name `parentId` as their parent (candidates, checked against each child's own `p`). */
   children(parentId: string): string {
     return `${this.prefix}{~ix}:k:${parentId}`;
+  }
+
+  /**
+   * String: the store's data format, `"2"` once every session keeps its search text per
+   * message (set by the first store of this release that opens it, after the upgrade).
+   */
+  get format(): string {
+    return `${this.prefix}{~ix}:format`;
   }
 
   /** SCAN pattern of every session's meta hash (for `repair()`). */

@@ -4,7 +4,7 @@ import type { StoreAdapter } from '@sessionkit/core/adapter';
 import { assertKnownKeys } from '@sessionkit/core/adapter';
 import { ownedClient, type RedisConnection } from './connection.js';
 import { errors, wrapRedisError } from './errors.js';
-import { OWNED, RedisStore } from './redis-store.js';
+import { OWNED, RedisStore } from './store.js';
 
 /** Options of `openRedisStore`. */
 export interface OpenRedisStoreOptions {

@@ -8,17 +8,20 @@ import { decodeMessages } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { type StoredState, stateOf } from './session-io.js';
+import { SEARCH_FORMAT } from './lua/session-scripts.js';
+import { stateOf, type VersionedState } from './session-io.js';
 
-/** A snapshot of a session with a range of its messages (JSON texts) and, if asked, its search text. */
-export interface Snapshot extends StoredState {
+/** A snapshot of a session with a range of its messages (JSON texts) and, if asked, their search texts. */
+export interface Snapshot extends VersionedState {
   messageTexts: string[];
-  searchText: string | undefined;
+  /** The search texts of the same range, when asked and stored in this release's format. */
+  searchTexts: string[] | undefined;
 }
 
 /**
  * The state and the messages at LRANGE positions `from .. to` (`to` = `'none'` for no
- * messages) from one script. Throws `not_found`, `corrupt`.
+ * messages) from one script, with their search texts when `withText`. Throws `not_found`,
+ * `corrupt`.
  */
 export async function readSnapshot(
   ctx: StoreContext,
@@ -36,10 +39,13 @@ export async function readSnapshot(
   );
   if (reply === null) throw errors.notFound(id);
   const state = stateOf(id, reply);
-  const messageTexts = reply[6] as string[];
+  const messageTexts = reply[7] as string[];
   if (to !== 'none') ctx.stats.messageBodyReads++;
-  const text = reply[7];
-  return { ...state, messageTexts, searchText: typeof text === 'string' ? text : undefined };
+  const texts = reply[8];
+  // Texts of the previous release's format, or not one per message, are not used.
+  const usable =
+    Array.isArray(texts) && reply[9] === SEARCH_FORMAT && texts.length === messageTexts.length;
+  return { ...state, messageTexts, searchTexts: usable ? (texts as string[]) : undefined };
 }
 
 /** The whole session with its messages and children. */

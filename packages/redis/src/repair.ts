@@ -3,15 +3,15 @@
 // only moves forward (or is corrected from the exact score it was seen with), links of
 // creates still in progress are left alone.
 import type { RepairReport } from '@sessionkit/core';
-import { searchTextOf } from '@sessionkit/core/adapter';
+import { IN_FLIGHT_WRITE_GRACE_MS, searchTextsOf } from '@sessionkit/core/adapter';
 import { call, command } from './calls.js';
 import { decodeMessages } from './codec.js';
 import type { StoreContext } from './context.js';
-import { PENDING_GRACE_MS } from './listing.js';
 import { SCRIPTS } from './lua/index.js';
+import { FORMAT } from './lua/index-scripts.js';
 import { readSnapshot } from './reads.js';
 import { scanKeys, scorePairs } from './scan.js';
-import { readStateForRepair, type StoredState } from './session-io.js';
+import { readStateDetail, type VersionedState } from './session-io.js';
 
 /** What the sessions' own keys say the index should hold. */
 interface Truth {
@@ -19,26 +19,31 @@ interface Truth {
   children: Map<string, Set<string>>;
   /** Ids that exist (readable or not). */
   present: Set<string>;
-  /** Readable sessions whose search text key is gone, with the state they were read at. */
-  textless: Map<string, StoredState>;
+  /**
+   * Readable sessions whose search texts are lost (evicted, deleted by hand) or of the
+   * previous release's format, with the state they were read at.
+   */
+  textless: Map<string, VersionedState>;
   skippedCorrupt: RepairReport['skippedCorrupt'];
 }
 
 /**
- * Rebuilds the listing order, children sets, pending marks and missing search texts;
- * reports what it did.
+ * Rebuilds the listing order, children sets, pending marks and the search texts that are
+ * missing or of the previous release's format; reports what it did.
  */
 export async function repairIndex(ctx: StoreContext): Promise<RepairReport> {
   const truth = await readTruth(ctx);
   const pending = await pendingSince(ctx);
   const inProgress = new Set(
-    [...pending].filter(([, since]) => Date.now() - since < PENDING_GRACE_MS).map(([id]) => id),
+    [...pending]
+      .filter(([, since]) => Date.now() - since < IN_FLIGHT_WRITE_GRACE_MS)
+      .map(([id]) => id),
   );
   let fixed = await repairOrder(ctx, truth, inProgress);
   fixed += await repairChildren(ctx, truth, inProgress);
   fixed += await restoreSearchTexts(ctx, truth);
   for (const [id, since] of pending) {
-    if (truth.present.has(id) || Date.now() - since >= PENDING_GRACE_MS) {
+    if (truth.present.has(id) || Date.now() - since >= IN_FLIGHT_WRITE_GRACE_MS) {
       fixed += await call<number>(
         ctx,
         SCRIPTS.indexUnpend,
@@ -69,7 +74,7 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const states = await Promise.all(
-      chunk.map((id) => readStateForRepair(ctx, id).catch((e: unknown) => e)),
+      chunk.map((id) => readStateDetail(ctx, id).catch((e: unknown) => e)),
     );
     chunk.forEach((id, j) => {
       const state = states[j];
@@ -80,9 +85,9 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
         truth.skippedCorrupt.push({ id, reason: state.message });
         return;
       }
-      const read = state as NonNullable<Awaited<ReturnType<typeof readStateForRepair>>>;
-      const { header } = read;
-      if (!read.hasText) truth.textless.set(id, read);
+      const read = state as NonNullable<Awaited<ReturnType<typeof readStateDetail>>>;
+      const { header } = read.state;
+      if (!read.searchCurrent) truth.textless.set(id, read.state);
       truth.order.set(id, header.updatedAt.getTime());
       if (header.parentId !== undefined) {
         const set = truth.children.get(header.parentId) ?? new Set();
@@ -94,38 +99,79 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
 }
 
 /**
- * A search text key lost (evicted, deleted by hand) makes `list({ query })` miss the
- * session: it is rebuilt from the messages, and stored only if the session has not been
- * written since it was read (a write in between keeps the text it wrote).
+ * Search texts lost (evicted, deleted by hand) make `list({ query })` miss the session, and
+ * the previous release's single search text did not read message parts: each is rebuilt
+ * from the messages, and stored only if the session has not been written since it was
+ * read (a write in between keeps the texts it wrote; the next repair looks again).
  */
 async function restoreSearchTexts(ctx: StoreContext, truth: Truth): Promise<number> {
   let fixed = 0;
   for (const [id, state] of truth.textless) {
-    let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
     try {
-      snapshot = await readSnapshot(ctx, id, 0, -1);
+      fixed += await rebuildSearchTexts(ctx, id, state);
     } catch (e) {
-      if ((e as { code?: unknown }).code === 'not_found') continue; // deleted meanwhile
-      throw e;
-    }
-    if (snapshot.version !== state.version || snapshot.life !== state.life) continue;
-    let text: string;
-    try {
-      text = searchTextOf(decodeMessages(id, snapshot.messageTexts));
-    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'corrupt') throw e;
       truth.skippedCorrupt.push({ id, reason: (e as Error).message });
-      continue;
     }
-    const stored = await call<number>(
-      ctx,
-      SCRIPTS.restoreText,
-      ctx.keys.sessionKeyList(id),
-      [snapshot.life, snapshot.version, text],
-      'repairing the search text',
-    );
-    fixed += Number(stored);
   }
   return fixed;
+}
+
+/**
+ * Rebuilds the search texts of `id` from its messages if it is still at `state`'s life and
+ * version; 1 when stored, 0 when the session moved or is gone. Throws `corrupt`.
+ */
+async function rebuildSearchTexts(
+  ctx: StoreContext,
+  id: string,
+  state: Pick<VersionedState, 'life' | 'version'>,
+): Promise<number> {
+  let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+  try {
+    snapshot = await readSnapshot(ctx, id, 0, -1);
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'not_found') return 0; // deleted meanwhile
+    throw e;
+  }
+  if (snapshot.version !== state.version || snapshot.life !== state.life) return 0;
+  const texts = searchTextsOf(decodeMessages(id, snapshot.messageTexts));
+  const stored = await call<number>(
+    ctx,
+    SCRIPTS.rebuildText,
+    ctx.keys.sessionKeyList(id),
+    [snapshot.life, snapshot.version, ...texts],
+    'repairing the search text',
+  );
+  return Number(stored);
+}
+
+/**
+ * The upgrade from the previous release, run by the first call of a store: unless the
+ * store's format key says it is done (or the store holds no session yet), every session
+ * whose search data is of the previous format (one lower-cased string that did not read
+ * message parts) gets its per-message search texts rebuilt from its messages, then the
+ * format key is set. Safe to run from several processes at once (each rebuild is
+ * conditional on the version it read); a session it cannot read is left to `repair()`.
+ */
+export async function upgradeStore(ctx: StoreContext): Promise<void> {
+  const k = ctx.keys;
+  const done = await call<number>(
+    ctx,
+    SCRIPTS.formatCheck,
+    [k.format, k.order, k.pending],
+    [],
+    'opening the store',
+  );
+  if (Number(done) === 1) return;
+  const ids = (await scanKeys(ctx, k.metaPattern))
+    .map((key) => k.idOfMetaKey(key))
+    .filter((id): id is string => id !== undefined);
+  for (const id of ids) {
+    const read = await readStateDetail(ctx, id).catch(() => undefined);
+    if (read === undefined || read.searchCurrent) continue;
+    await rebuildSearchTexts(ctx, id, read.state).catch(() => 0);
+  }
+  await command(ctx, 'opening the store', () => ctx.client.set(k.format, FORMAT));
 }
 
 async function pendingSince(ctx: StoreContext): Promise<Map<string, number>> {

@@ -1,22 +1,12 @@
 // The session router on its own slot `{~rt}`: bindings, follow targets, the recent order,
 // and per-session reverse sets so a delete removes what names the session.
 import type { RouterRow } from '@sessionkit/core';
-import { FOLLOW_TUI, resolveRoute } from '@sessionkit/core/adapter';
+import { bindingKey, FOLLOW_TUI, followKey, type StoredRoute } from '@sessionkit/core/adapter';
 import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { sessionExists } from './session-io.js';
-
-/** The key of a binding: the JSON of its tuple (also its tie order in `recent`). */
-export function tupleKey(channel: string, chatKey: string, thread: string): string {
-  return JSON.stringify([channel, chatKey, thread]);
-}
-
-/** The key of a follow target. */
-export function followKey(channel: string, chatKey: string): string {
-  return JSON.stringify([channel, chatKey]);
-}
 
 /** The prefix of the boundTo / pinnedTo sets (the scripts append a session id). */
 function setPrefix(key: string): string {
@@ -37,7 +27,7 @@ export async function bind(
 ): Promise<void> {
   const k = ctx.keys;
   if (!(await sessionExists(ctx, sessionId))) throw errors.notFound(sessionId);
-  const tuple = tupleKey(channel, chatKey, thread);
+  const tuple = bindingKey(channel, chatKey, thread);
   await call(
     ctx,
     SCRIPTS.bind,
@@ -63,25 +53,24 @@ export async function unbind(ctx: StoreContext, tuple: string, sessionId = ''): 
   );
 }
 
-/** The routed session id, or `""` (core's `resolveRoute`). */
-export async function resolve(
+/** The follow target and the binding of the tuple (a binding to an expired session is absent). */
+export async function readRoute(
   ctx: StoreContext,
   channel: string,
   chatKey: string,
   thread: string,
-  liveSessionId: string,
-): Promise<string> {
+): Promise<StoredRoute> {
   const k = ctx.keys;
+  const tuple = bindingKey(channel, chatKey, thread);
   const [target, bound] = await call<[string | null, string | null]>(
     ctx,
     SCRIPTS.resolve,
     [k.follows, k.bindings],
-    [followKey(channel, chatKey), tupleKey(channel, chatKey, thread)],
+    [followKey(channel, chatKey), tuple],
     'resolving a chat',
   );
-  const live =
-    bound !== null && (await boundSessionLives(ctx, tupleKey(channel, chatKey, thread), bound));
-  return resolveRoute(target ?? undefined, liveSessionId, live ? bound : undefined);
+  const live = bound !== null && (await boundSessionLives(ctx, tuple, bound));
+  return { followTarget: target ?? undefined, sessionId: live ? bound : undefined };
 }
 
 /**

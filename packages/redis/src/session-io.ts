@@ -1,20 +1,21 @@
 // Reads and writes of one session's keys (one slot), plus the index steps that go with
-// them. Every write is one Lua script that checks the life and write version its header
-// was computed from, and records its token in the session's write ledger; core's kit
-// computes the header.
-import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
+// them. Every write is one Lua script that checks the life and write version its plan was
+// made from, and records its token in the session's write ledger; core's kit plans it.
+import type { CommitResult } from '@sessionkit/core';
+import { type SessionState, throwIfAborted } from '@sessionkit/core/adapter';
 import { call, command } from './calls.js';
 import { decodeCount, decodeHeader, decodeLineage, encodeHeader } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
+import { SEARCH_FORMAT } from './lua/session-scripts.js';
 import { outcomeNumbers, writeOnce } from './write-ledger.js';
 
-/** A session as stored, without its messages. */
-export interface StoredState {
-  header: SessionHeader;
-  messageCount: number;
-  lineage: HistoryLineage;
+/**
+ * The kit's `SessionState` of a session as this store keeps it, with what its conditional
+ * writes check.
+ */
+export interface VersionedState extends SessionState {
   /**
    * The life token `g`: unique per create, so a state remembered of a deleted session never
    * passes for the session later created under its id. `''` for records stored before it.
@@ -22,10 +23,15 @@ export interface StoredState {
   life: string;
   /** The write version `w`: what a conditional write checks (every write moves it). */
   version: number;
+  /**
+   * The life token `q` of the parent this session was made or promoted under, so a merge
+   * or a promotion never takes a re-created parent for it. `''`: none, or stored before it.
+   */
+  parentLife: string;
 }
 
-/** The state from `[header, count, lineage, version, parent, life, …]`; throws `corrupt`. */
-export function stateOf(id: string, reply: readonly unknown[]): StoredState {
+/** The state from `[header, count, lineage, version, parent, life, parentLife, …]`; throws `corrupt`. */
+export function stateOf(id: string, reply: readonly unknown[]): VersionedState {
   const header = decodeHeader(id, reply[0]);
   const messageCount = decodeCount(id, reply[1]);
   const version = Number(reply[3]);
@@ -33,50 +39,88 @@ export function stateOf(id: string, reply: readonly unknown[]): StoredState {
     throw errors.corrupt(id, 'the write version is not a number');
   }
   const life = typeof reply[5] === 'string' ? reply[5] : '';
-  return { header, messageCount, lineage: decodeLineage(reply[2]), life, version };
+  const parentLife = typeof reply[6] === 'string' ? reply[6] : '';
+  return { header, messageCount, lineage: decodeLineage(reply[2]), life, version, parentLife };
 }
 
-/** The stored state of `id`, or `undefined` when there is no such session. */
-export async function readState(ctx: StoreContext, id: string): Promise<StoredState | undefined> {
-  const reply = await readStateReply(ctx, id);
-  return reply === null ? undefined : stateOf(id, reply);
+/** `state` after a write that landed at `version` (same life, same parent life). */
+export function written(
+  before: Pick<VersionedState, 'life' | 'parentLife'>,
+  state: SessionState,
+  version: number,
+): VersionedState {
+  const { header, lineage, messageCount } = state;
+  return {
+    header,
+    lineage,
+    messageCount,
+    life: before.life,
+    parentLife: before.parentLife,
+    version,
+  };
 }
 
-/** The state of `id` and whether its search text key exists (for `repair()`). */
-export async function readStateForRepair(
+/** A commit result from its recorded text `revision count updatedAt`; throws `corrupt`. */
+export function resultOf(id: string, text: string): CommitResult {
+  const [revision, messageCount, updatedAt] = text.trim().split(' ').map(Number);
+  if (![revision, messageCount, updatedAt].every(Number.isSafeInteger)) {
+    throw errors.corrupt(id, `a recorded operation is damaged (${text.slice(0, 40)})`);
+  }
+  return {
+    revision: revision as number,
+    messageCount: messageCount as number,
+    updatedAt: new Date(updatedAt as number),
+  };
+}
+
+/** A session's state read in one script, with what commit and repair need beside it. */
+export interface StateRead {
+  state: VersionedState;
+  /** The result recorded for the operation id asked about, if any. */
+  recorded: CommitResult | undefined;
+  /** Whether the search texts are this release's and one per message. */
+  searchCurrent: boolean;
+}
+
+/** The stored state of `id` (and the result of `operationId`), or `undefined` when missing. */
+export async function readStateDetail(
   ctx: StoreContext,
   id: string,
-): Promise<(StoredState & { hasText: boolean }) | undefined> {
-  const reply = await readStateReply(ctx, id);
-  return reply === null ? undefined : { ...stateOf(id, reply), hasText: Number(reply[6]) === 1 };
-}
-
-function readStateReply(ctx: StoreContext, id: string): Promise<unknown[] | null> {
-  return call<unknown[] | null>(
+  operationId = '',
+): Promise<StateRead | undefined> {
+  const reply = await call<unknown[] | null>(
     ctx,
     SCRIPTS.readState,
     ctx.keys.sessionKeyList(id),
-    [],
+    [operationId],
     `reading session "${id}"`,
   );
+  if (reply === null) return undefined;
+  const state = stateOf(id, reply);
+  const recorded = typeof reply[9] === 'string' ? resultOf(id, reply[9]) : undefined;
+  const searchCurrent = reply[7] === SEARCH_FORMAT && Number(reply[8]) === state.messageCount;
+  return { state, recorded, searchCurrent };
 }
 
-/** The stored state of `id`; throws `not_found`. */
-export async function requireState(ctx: StoreContext, id: string): Promise<StoredState> {
-  const state = await readState(ctx, id);
-  if (state === undefined) throw errors.notFound(id);
-  return state;
+/** The stored state of `id`, or `undefined` when there is no such session. */
+export async function readState(
+  ctx: StoreContext,
+  id: string,
+): Promise<VersionedState | undefined> {
+  return (await readStateDetail(ctx, id))?.state;
 }
 
-/** A new session's data. */
+/** A new session's data: its planned state, its messages and their search texts. */
 export interface NewRecord {
-  header: SessionHeader;
-  lineage: HistoryLineage;
+  state: SessionState;
   /** The messages' JSON texts. */
   messages: readonly string[];
-  searchText: string;
+  /** The search text of each message (`searchTextsOf`). */
+  texts: readonly string[];
   /** The create's token (`writeToken()`), also the new session's life token. */
   token: string;
+  /** The life token of the parent read when it was planned (`''`: none). */
+  parentLife: string;
 }
 
 /**
@@ -84,13 +128,20 @@ export interface NewRecord {
  * link), then the session's keys in one script, then the pending mark is cleared: a
  * process that dies in between leaves an entry that listing skips (its session does not
  * exist yet) and drops once it is stale, never a session the listing cannot see.
- * Throws `exists` (checked before the index is touched, and again atomically).
+ * Throws `exists` (checked before the index is touched, and again atomically); `aborted`
+ * before the first write when `signal` fired.
  */
-export async function insertRecord(ctx: StoreContext, record: NewRecord): Promise<void> {
-  const { header } = record;
+export async function insertRecord(
+  ctx: StoreContext,
+  record: NewRecord,
+  operation: 'create' | 'branch' | 'clone',
+  signal?: AbortSignal,
+): Promise<void> {
+  const { header, lineage } = record.state;
   const id = header.id;
   const k = ctx.keys;
   if (await sessionExists(ctx, id)) throw errors.exists(id);
+  throwIfAborted(errors, signal, operation, id);
   const indexKeys = [k.order, k.pending];
   if (header.parentId !== undefined) indexKeys.push(k.children(header.parentId));
   const score = header.updatedAt.getTime();
@@ -102,13 +153,14 @@ export async function insertRecord(ctx: StoreContext, record: NewRecord): Promis
     k.sessionKeyList(id),
     [
       encodeHeader(header),
-      JSON.stringify(record.lineage),
+      JSON.stringify(lineage),
       header.parentId ?? '',
       record.token,
       ctx.ttlMs,
-      record.searchText,
+      record.parentLife,
       record.messages.length,
       ...record.messages,
+      ...record.texts,
     ],
     record.token,
     `creating session "${id}"`,
@@ -127,41 +179,56 @@ export async function sessionExists(ctx: StoreContext, id: string): Promise<bool
   return Number(found) === 1;
 }
 
+/** How a write changes the stored messages (the kit's `MessageChange`, as JSON texts). */
+export interface StoredChange {
+  /** `append`: keep all; `truncate`: keep the first `keep`; `replace`: keep none. */
+  mode: 'append' | 'truncate' | 'replace';
+  keep: number;
+  /** The added messages' JSON texts and their search texts, as many of each. */
+  messages: readonly string[];
+  texts: readonly string[];
+}
+
+/** A write that leaves the messages as they are. */
+export const NO_MESSAGES: StoredChange = { mode: 'append', keep: 0, messages: [], texts: [] };
+
 /** One conditional write of an existing session. */
 export interface RecordWrite {
   id: string;
   /** The token of the write call (`writeToken()`): the same for all its attempts. */
   token: string;
-  /** The life and write version of the state the new header was computed from. */
-  expected: Pick<StoredState, 'life' | 'version'>;
-  header: SessionHeader;
-  lineage: HistoryLineage;
-  /** `append`: add `messages`; `replace`: the history becomes `messages`; `none`: header only. */
-  mode: 'append' | 'replace' | 'none';
-  messages: readonly string[];
-  /** Appended to (`append`) or replacing (`replace`) the search text. */
-  searchText: string;
-  /** The message count after the write. */
-  messageCount: number;
+  /** The life and write version of the state the plan was made from. */
+  expected: Pick<VersionedState, 'life' | 'version'>;
+  /** The planned state. */
+  state: SessionState;
+  change: StoredChange;
+  /** A commit's operation id: recorded with the write, or answered if already recorded. */
+  operationId?: string | undefined;
+  /** A promotion's new parent's life token; absent: the parent does not change. */
+  parentLife?: string | undefined;
 }
 
 /** What a conditional write found. */
 export type WriteOutcome =
   | { kind: 'written'; version: number }
+  | { kind: 'replayed'; result: CommitResult }
   | { kind: 'missing' }
-  | { kind: 'moved'; current: StoredState };
+  | { kind: 'moved'; current: VersionedState };
 
 /**
  * Writes `w` if the stored life and write version are still `w.expected` (one script on
  * the session's slot, with the listing order inside it on standalone Redis), then, on a
- * Cluster, moves the order entry forward in a second step. Returns `moved` with the
- * current state when another write came first. A write whose token the ledger already
- * holds (an earlier attempt of the same call landed) is `written` without writing again.
+ * Cluster, moves the order entry forward in a second step. Returns `replayed` when the
+ * session already recorded `w.operationId` (nothing written), `moved` with the current
+ * state when another write came first. A write whose token the ledger already holds (an
+ * earlier attempt of the same call landed) is `written` without writing again.
  */
 export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<WriteOutcome> {
   const keys = ctx.keys.sessionKeyList(w.id);
   if (!ctx.cluster) keys.push(ctx.keys.order);
-  const score = w.header.updatedAt.getTime();
+  const { header, lineage, messageCount } = w.state;
+  const c = w.change;
+  const score = header.updatedAt.getTime();
   const reply = await writeOnce<unknown[]>(
     ctx,
     SCRIPTS.write,
@@ -171,17 +238,21 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
       w.token,
       w.expected.life,
       w.expected.version,
-      encodeHeader(w.header),
-      w.header.revision,
-      JSON.stringify(w.lineage),
-      w.mode,
+      encodeHeader(header),
+      header.revision,
+      JSON.stringify(lineage),
+      c.mode,
       ctx.ttlMs,
-      w.searchText,
-      w.header.parentId ?? '',
-      w.messageCount,
+      c.keep,
+      header.parentId ?? '',
+      messageCount,
       score,
       w.id,
-      ...w.messages,
+      w.operationId ?? '',
+      w.parentLife ?? '-',
+      c.messages.length,
+      ...c.messages,
+      ...c.texts,
     ],
     w.token,
     `writing session "${w.id}"`,
@@ -190,6 +261,7 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
     if (Number(reply[0]) === 0) return { kind: 'missing' };
     return { kind: 'moved', current: stateOf(w.id, reply.slice(1)) };
   }
+  if (reply.startsWith('p')) return { kind: 'replayed', result: resultOf(w.id, reply.slice(1)) };
   if (ctx.cluster) await ctx.orderWrites.set(w.id, score);
   const [version] = outcomeNumbers(reply);
   if (!reply.startsWith('w') || !Number.isSafeInteger(version)) {

@@ -1,26 +1,35 @@
-// branch(), clone() and delete(): writes that create a session from another one, or remove
-// one and promote its children with core's rule.
+// The tree: branch, clone and merge by the kit's plans, and delete's semantics (the
+// session's keys, its index entries and router rows go; its children are promoted by the
+// kit's rule, each a conditional write of the child).
 import { newSessionId } from '@sessionkit/core';
 import {
-  assertBranchPoint,
-  branchedLineage,
-  branchHeader,
-  cloneHeader,
-  type HistoryLineage,
-  promotedChild,
-  rootLineage,
+  LOST_RACE,
+  mergeTarget,
+  planBranch,
+  planClone,
+  planMergeInto,
+  planPromotions,
+  retryLostRaces,
   type SessionHeader,
-  searchTextOf,
+  type SessionState,
+  searchTextsOf,
+  throwIfAborted,
 } from '@sessionkit/core/adapter';
 import { call } from './calls.js';
 import { childrenOfOne } from './children.js';
 import { decodeLineage, decodeMessages } from './codec.js';
-import { type StoreContext, serialWrite } from './context.js';
+import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
-import { readSnapshot } from './reads.js';
-import { insertRecord, readState, sessionExists, writeRecord } from './session-io.js';
-import type { StateCache } from './state-cache.js';
+import { readSnapshot, type Snapshot } from './reads.js';
+import {
+  insertRecord,
+  NO_MESSAGES,
+  readState,
+  sessionExists,
+  writeRecord,
+  written,
+} from './session-io.js';
 import { writeOnce, writeToken } from './write-ledger.js';
 
 /** A fresh id no stored session has. */
@@ -30,54 +39,138 @@ async function freshId(ctx: StoreContext): Promise<string> {
   return id;
 }
 
+/** The snapshot's messages are exactly the `count` it claims to hold; else `corrupt`. */
+function assertWhole(id: string, snapshot: Snapshot, count: number): void {
+  if (snapshot.messageTexts.length !== count) {
+    throw errors.corrupt(id, 'the message list does not match the stored count');
+  }
+}
+
+/** The snapshot's search texts, rebuilt from its messages when they are not usable. */
+function textsOf(id: string, snapshot: Snapshot): string[] {
+  return snapshot.searchTexts ?? searchTextsOf(decodeMessages(id, snapshot.messageTexts));
+}
+
 /**
- * branch(parentId, atTurn): the parent's header and first `atTurn` messages read in one
- * script; the new session written with core's `branchHeader`. Returns its id.
+ * branch(parentId, atTurn): the parent's state and first `atTurn` messages read in one
+ * script, the new session planned by `planBranch`. A parent deleted (or deleted and
+ * created again) before the branch was written is `not_found`, and the branch is taken
+ * back. Either the delete sees the branch or the branch sees the delete: the branch is
+ * linked to its parent before it is written and checks the parent after, and a delete
+ * reads the links only after removing the parent. Returns the branch's id.
  */
 export async function branchSession(
   ctx: StoreContext,
   parentId: string,
   atTurn: number,
+  signal?: AbortSignal,
 ): Promise<string> {
-  const parent = await readSnapshot(ctx, parentId, 0, atTurn === 0 ? 'none' : atTurn - 1);
-  assertBranchPoint(errors, parentId, atTurn, parent.messageCount);
-  const messages = decodeMessages(parentId, parent.messageTexts);
-  const header = branchHeader(parent.header, await freshId(ctx), atTurn);
-  await insertRecord(ctx, {
-    header,
-    lineage: branchedLineage(parent.header, parent.lineage),
-    messages: parent.messageTexts,
-    searchText: searchTextOf(messages),
-    token: writeToken(),
-  });
-  return header.id;
+  const parent = await readSnapshot(ctx, parentId, 0, atTurn === 0 ? 'none' : atTurn - 1, true);
+  const state = planBranch(errors, parent, await freshId(ctx), atTurn);
+  assertWhole(parentId, parent, atTurn);
+  const id = await insertCopy(ctx, parentId, parent, state, 'branch', signal);
+  if ((await lifeOf(ctx, parentId, parent.life)) !== parent.life) {
+    await removeSession(ctx, id);
+    throw errors.notFound(parentId);
+  }
+  return id;
 }
 
-/** clone(id): an independent copy with the full history (one snapshot). Returns its id. */
-export async function cloneSession(ctx: StoreContext, id: string): Promise<string> {
+/** The life token of `id` now (`undefined` when missing; `assumed` when unreadable). */
+async function lifeOf(ctx: StoreContext, id: string, assumed: string): Promise<string | undefined> {
+  try {
+    return (await readState(ctx, id))?.life;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'corrupt') return assumed;
+    throw e;
+  }
+}
+
+/** clone(id): an independent copy with the full history (one snapshot, `planClone`). */
+export async function cloneSession(
+  ctx: StoreContext,
+  id: string,
+  signal?: AbortSignal,
+): Promise<string> {
   const source = await readSnapshot(ctx, id, 0, -1, true);
-  const header = cloneHeader(source.header, await freshId(ctx));
-  await insertRecord(ctx, {
-    header,
-    lineage: rootLineage(),
+  assertWhole(id, source, source.messageCount);
+  return insertCopy(ctx, id, source, planClone(source, await freshId(ctx)), 'clone', signal);
+}
+
+/** Stores `state` with the snapshot's messages and search texts; returns its id. */
+async function insertCopy(
+  ctx: StoreContext,
+  sourceId: string,
+  source: Snapshot,
+  state: SessionState,
+  operation: 'branch' | 'clone',
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const record = {
+    state,
     messages: source.messageTexts,
-    searchText: source.searchText ?? '',
+    texts: textsOf(sourceId, source),
     token: writeToken(),
-  });
-  return header.id;
+    parentLife: state.header.parentId === undefined ? '' : source.life,
+  };
+  await insertRecord(ctx, record, operation, signal);
+  return state.header.id;
+}
+
+/**
+ * merge(childId): the parent fast-forwarded to the child's messages (`planMergeInto`).
+ * The child is read in one snapshot; the parent's write is conditional on the write
+ * version the plan was made from, so concurrent merges into one parent are serialised (the
+ * later one plans again and sees the first). Returns the parent's id.
+ */
+export async function mergeSession(
+  ctx: StoreContext,
+  childId: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const child = await readSnapshot(ctx, childId, 0, -1, true);
+  assertWhole(childId, child, child.messageCount);
+  const parentId = mergeTarget(errors, child);
+  const texts = textsOf(childId, child);
+  const change = { mode: 'replace', keep: 0, messages: child.messageTexts, texts } as const;
+  const token = writeToken();
+  const options = { errors, operation: 'merge', sessionId: parentId, signal };
+  await ctx.sessionWrites.run(parentId, () =>
+    retryLostRaces(options, async () => {
+      const parent = await readSnapshot(ctx, parentId, 0, 'none');
+      // A parent deleted and created again is another session: never merge into it.
+      if (child.parentLife !== '' && parent.life !== child.parentLife) {
+        throw errors.notFound(parentId);
+      }
+      const state = planMergeInto(errors, parent, child);
+      throwIfAborted(errors, signal, 'merge', childId);
+      const outcome = await writeRecord(ctx, {
+        id: parentId,
+        token,
+        expected: parent,
+        state,
+        change,
+      });
+      if (outcome.kind === 'missing') throw errors.notFound(parentId);
+      if (outcome.kind !== 'written') return LOST_RACE;
+      ctx.cache.set(parentId, written(parent, state, outcome.version));
+      return true;
+    }),
+  );
+  return parentId;
 }
 
 /**
  * delete(id): the session's keys go in one script (also when its header is unreadable),
- * then its children are promoted (each a conditional write of the child), then its index
- * entry, children set, parent link and router rows go. Returns false when it did not exist.
+ * then its children are promoted, then its index entry, children set, parent link and
+ * router rows go. Returns false when it did not exist; `aborted` before the first step.
  */
 export async function removeSession(
   ctx: StoreContext,
-  cache: StateCache,
   id: string,
+  signal?: AbortSignal,
 ): Promise<boolean> {
-  const children = await childrenOfOne(ctx, id);
+  throwIfAborted(errors, signal, 'delete', id);
   const token = writeToken();
   const reply = await writeOnce<null>(
     ctx,
@@ -88,10 +181,15 @@ export async function removeSession(
     token,
     `deleting session "${id}"`,
   );
-  cache.delete(id);
+  ctx.cache.delete(id);
   if (typeof reply !== 'string') return false;
   const deleted = deletedSide(id, reply);
-  for (const childId of children) await promote(ctx, cache, childId, deleted);
+  // Read after the session is gone: a child linked before that is found, and one linked
+  // later finds its parent gone (branch takes itself back).
+  const children = await childrenOfOne(ctx, id);
+  for (const childId of children) {
+    await ctx.sessionWrites.run(childId, () => promote(ctx, childId, deleted));
+  }
   const k = ctx.keys;
   const indexKeys = [k.order, k.pending, k.children(id)];
   if (deleted.header.parentId !== undefined) indexKeys.push(k.children(deleted.header.parentId));
@@ -106,43 +204,38 @@ export async function removeSession(
   return true;
 }
 
-type PromotionSide = { header: SessionHeader; lineage: HistoryLineage };
+type DeletedSide = Pick<SessionState, 'header' | 'lineage'> & {
+  /** Its life token and its own parent's (what a promoted child is now under). */
+  life: string;
+  parentLife: string;
+};
 
 /**
  * What promotion needs of a deleted session, from the delete's outcome
- * `d<branchedAtTurn>\n<parent>\n<lineage>`. The script read the header defensively: an
+ * `d<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>` (the last two absent in
+ * an outcome recorded by the previous release). The script read the header defensively: an
  * unreadable one gives no branch point, and its children are promoted as from a root's.
  */
-function deletedSide(id: string, outcome: string): PromotionSide {
-  const [at = '', parent = '', lineage = ''] = outcome.slice(1).split('\n');
+function deletedSide(id: string, outcome: string): DeletedSide {
+  const [at = '', parent = '', lineage = '', life = '', parentLife = ''] = outcome
+    .slice(1)
+    .split('\n');
   const header = { id, parentId: parent === '' ? undefined : parent } as SessionHeader;
   const branchedAtTurn = Number(at);
   if (at !== '' && Number.isSafeInteger(branchedAtTurn)) header.branchedAtTurn = branchedAtTurn;
-  return { header, lineage: decodeLineage(lineage === '' ? undefined : lineage) };
+  const decoded = decodeLineage(lineage === '' ? undefined : lineage);
+  return { header, lineage: decoded, life, parentLife };
 }
 
 /**
- * Re-parents one child with core's `promotedChild`. The grandparent's children set gains
- * the child before the child's own record changes, so the set never lacks a real child.
- * An unreadable child is left as it is.
+ * Re-parents one child by `planPromotions`. The grandparent's children set gains the
+ * child before the child's own record changes, so the set never lacks a real child. An
+ * unreadable child is left as it is.
  */
-function promote(
-  ctx: StoreContext,
-  cache: StateCache,
-  childId: string,
-  deleted: PromotionSide,
-): Promise<void> {
-  return serialWrite(ctx, childId, () => promoteNow(ctx, cache, childId, deleted));
-}
-
-async function promoteNow(
-  ctx: StoreContext,
-  cache: StateCache,
-  childId: string,
-  deleted: PromotionSide,
-): Promise<void> {
+function promote(ctx: StoreContext, childId: string, deleted: DeletedSide): Promise<void> {
   const token = writeToken();
-  for (let attempt = 0; attempt < 20; attempt++) {
+  const options = { errors, operation: 'delete', sessionId: childId };
+  return retryLostRaces(options, async () => {
     let state: Awaited<ReturnType<typeof readState>>;
     try {
       state = await readState(ctx, childId);
@@ -151,32 +244,23 @@ async function promoteNow(
       throw e;
     }
     if (state === undefined || state.header.parentId !== deleted.header.id) return;
-    const promoted = promotedChild({ header: state.header, lineage: state.lineage }, deleted);
+    // A child of a later life of the same id is not this delete's to promote.
+    if (state.parentLife !== '' && deleted.life !== '' && state.parentLife !== deleted.life) return;
+    const [promoted] = planPromotions(deleted, [state]) as [SessionState];
     const newParent = promoted.header.parentId;
     if (newParent !== undefined) {
-      await call(
-        ctx,
-        SCRIPTS.linkChild,
-        [ctx.keys.children(newParent)],
-        [childId],
-        'promoting a child',
-      );
+      const link = [ctx.keys.children(newParent)];
+      await call(ctx, SCRIPTS.linkChild, link, [childId], 'promoting a child');
     }
     const outcome = await writeRecord(ctx, {
       id: childId,
       token,
       expected: state,
-      header: promoted.header,
-      lineage: promoted.lineage,
-      mode: 'none',
-      messages: [],
-      searchText: '',
-      messageCount: state.messageCount,
+      state: promoted,
+      change: NO_MESSAGES,
+      parentLife: newParent === undefined ? '' : deleted.parentLife,
     });
-    if (outcome.kind !== 'moved') {
-      cache.delete(childId);
-      return;
-    }
-  }
-  throw errors.unavailable(`promoting session "${childId}" kept losing races with other writers`);
+    if (outcome.kind === 'moved') return LOST_RACE;
+    ctx.cache.delete(childId);
+  });
 }

@@ -78,4 +78,39 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
       }
     });
   }
+
+  it('killed during enforceMax: no session is torn, listing truthful, repair exact', async () => {
+    const c = client as Cluster;
+    const prefix = freshPrefix();
+    const ports = (cluster as TestCluster).ports.join(',');
+    const writer = startWriter([`cluster:${ports}`, prefix, entry, 'prune']);
+    // Killed in its third enforceMax, at a moment within it that differs from run to run
+    // (a pass deletes about six roots and promotes their branches: tens of milliseconds).
+    await writer.waitFor(/(^pruning\n[\s\S]*){3}/m);
+    await new Promise((r) => setTimeout(r, Math.random() * 30));
+    writer.child.kill('SIGKILL');
+    await writer.exited;
+    const store = new RedisStore({ client: c, prefix });
+    try {
+      const listed = await listEverything(store);
+      expect(listed.length).toBeGreaterThan(0);
+      for (const summary of listed) {
+        const { messages, ...rest } = await store.load(summary.id);
+        expect(summary).toEqual({ ...rest, messageCount: messages.length });
+        // Whole: a root has its 20 messages, a branch its first 10, each in order.
+        // (a branch keeps its root's title, which is the root's id)
+        const root = summary.title;
+        const want = summary.title === summary.id ? 20 : 10;
+        expect(messages.map((m) => (m as { content: string }).content)).toEqual(
+          Array.from({ length: want }, (_, k) => `${root} m${k}`),
+        );
+      }
+      await store.repair();
+      expect((await store.repair()).indexEntriesFixed).toBe(0);
+      expect(await listEverything(store)).toEqual(listed);
+    } finally {
+      await store.close();
+      await dropPrefix(c, prefix);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 // The whole suite on a real three-master Redis Cluster that this file starts on free
 // loopback ports and stops afterwards (also when tests fail).
-import { runConformance, SPEC_NAMES } from '@sessionkit/conformance';
+import { runConformance } from '@sessionkit/conformance';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import type { Cluster } from 'ioredis';
 import { describe, it } from 'vitest';
@@ -9,12 +9,6 @@ import { startCluster, type TestCluster } from './cluster.js';
 import { clusterAvailable } from './cluster-env.js';
 import { dropPrefix, freshPrefix, StoreFactory } from './harness.js';
 import { initializerFor } from './initializer.js';
-
-// Until this adapter is on the kit's base class: the specs of operation ids, truncate,
-// signals, input read once and the model (which commits with both) are left out: the adapter
-// rejects operationId and truncate.
-const PENDING_SPECS: readonly string[] = ['operations', 'truncate', 'signal', 'input', 'model'];
-const specs = SPEC_NAMES.filter((s) => !PENDING_SPECS.includes(s));
 
 registerStoreAdapter(storeAdapter);
 
@@ -56,7 +50,6 @@ if (clusterAvailable('the Cluster conformance suite did not run')) {
         return `redis://127.0.0.1:${port}/?cluster=true&prefix=${encodeURIComponent(prefix)}`;
       },
     }),
-    { specs },
   );
 } else {
   describe('redis-cluster › conformance', () => {

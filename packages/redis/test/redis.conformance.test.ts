@@ -1,4 +1,4 @@
-import { runConformance, SPEC_NAMES } from '@sessionkit/conformance';
+import { runConformance } from '@sessionkit/conformance';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import type { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
@@ -6,12 +6,6 @@ import { storeAdapter } from '../src/index.js';
 import { REDIS_URL, redisAvailable } from './env.js';
 import { dropPrefix, freshPrefix, newClient, StoreFactory } from './harness.js';
 import { initializerFor } from './initializer.js';
-
-// Until this adapter is on the kit's base class: the specs of operation ids, truncate,
-// signals, input read once and the model (which commits with both) are left out: the adapter
-// rejects operationId and truncate.
-const PENDING_SPECS: readonly string[] = ['operations', 'truncate', 'signal', 'input', 'model'];
-const specs = SPEC_NAMES.filter((s) => !PENDING_SPECS.includes(s));
 
 // openStore finds redis: URLs itself (the built package); registering the source's adapter
 // makes the open-store spec test this code.
@@ -43,7 +37,6 @@ if (redisAvailable('the conformance suite did not run')) {
         await peer?.quit();
       },
     }),
-    { specs },
   );
 } else {
   describe('redis › conformance', () => {

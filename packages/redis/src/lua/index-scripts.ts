@@ -90,3 +90,19 @@ for i = 1, #ARGV, 2 do
 end
 return 1
 `;
+
+/** The store's data format this release writes (`{~ix}:format`). */
+export const FORMAT = '2';
+
+/**
+ * KEYS: format, order, pending. Returns 1 when the store needs no upgrade: its format is
+ * this release's, or it holds no session (then the format is set). 0: run the upgrade.
+ */
+export const FORMAT_CHECK = `
+if redis.call('GET', KEYS[1]) == '${FORMAT}' then return 1 end
+if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[1], '${FORMAT}')
+  return 1
+end
+return 0
+`;

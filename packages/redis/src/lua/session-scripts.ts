@@ -1,8 +1,9 @@
-// Lua scripts on one session's slot. KEYS are always the seven session keys (meta, messages,
-// text, status, events, ledger, previous ledger) in that order, so every script touches
-// exactly one hash tag.
-// The scripts never decide what a write means (core's adapter kit computes every header);
-// they only check the write version the header was computed from and write it atomically.
+// Lua scripts on one session's slot. KEYS are always the ten session keys (meta, messages,
+// search texts, status, events, ledger, previous ledger, operations, operation order,
+// legacy text) in that order, so every script touches exactly one hash tag.
+// The scripts never decide what a write means (core's adapter kit plans every write);
+// they only check the write version the plan was made from and write it atomically.
+import { MAX_REMEMBERED_OPERATIONS } from '@sessionkit/core';
 
 /** Outcomes one ledger generation holds before it becomes the previous one (so a session remembers its last 256 to 512 writes). */
 export const LEDGER_GENERATION = 256;
@@ -11,17 +12,20 @@ export const LEDGER_GENERATION = 256;
  * far longer than any client holds a command to send it again (see the README).
  */
 export const LEDGER_TTL_MS = 600_000;
+/** The search format this release writes (meta field `x`): one search text per message. */
+export const SEARCH_FORMAT = '2';
 
 /**
- * Shared Lua: push ARGV[from..] onto a list in chunks (unpack is limited to ~8000 values);
- * the TTL of the five data keys; the write ledger (KEYS[6] current, KEYS[7] previous
- * generation): token → outcome of every write, so a script that runs a second time (a
- * client re-sending it after a reconnect) or after its outcome was settled finds what the
- * first run did and writes nothing.
+ * Shared Lua: push ARGV[from..to] onto a list in chunks (unpack is limited to ~8000
+ * values); the TTL of the data keys (meta, messages, texts, status, events, operations);
+ * the write ledger (KEYS[6] current, KEYS[7] previous generation): token → outcome of every
+ * write, so a script that runs a second time (a client re-sending it after a reconnect) or
+ * after its outcome was settled finds what the first run did and writes nothing. The
+ * previous generation keeps the TTL RENAME carries over: the current one's, refreshed by
+ * its last write, so it outlives every outcome it holds by at least the ledger's TTL.
  */
 const SHARED = `
-local function push_from(key, from)
-  local last = #ARGV
+local function push_range(key, from, last)
   local i = from
   while i <= last do
     local j = math.min(i + 999, last)
@@ -31,7 +35,7 @@ local function push_from(key, from)
 end
 local function expire_all(ttl)
   if ttl > 0 then
-    for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
+    for _, i in ipairs({1, 2, 3, 4, 5, 8, 9}) do redis.call('PEXPIRE', KEYS[i], ttl) end
   end
 end
 local function ledger_find(token)
@@ -41,15 +45,15 @@ local function ledger_record(token, outcome)
   if redis.call('HLEN', KEYS[6]) >= ${LEDGER_GENERATION} then redis.call('RENAME', KEYS[6], KEYS[7]) end
   redis.call('HSET', KEYS[6], token, outcome)
   redis.call('PEXPIRE', KEYS[6], ${LEDGER_TTL_MS})
-  redis.call('PEXPIRE', KEYS[7], ${LEDGER_TTL_MS})
 end
 `;
 
 /**
  * create: stores a new session unless the meta hash exists; its life token `g` is the
  * create's own token, unique, so a session re-created under the same id is never taken
- * for the one before it.
- * ARGV: header, lineage, parentId ('' none), token, ttlMs, searchText, count, messages…
+ * for the one before it (nor remembers its operation ids).
+ * ARGV: header, lineage, parentId ('' none), token, ttlMs, parentLife (the life token of
+ * the parent it was made under, '' none), count, messages… (count), search texts… (count).
  * Returns the outcome 'c' (created, now or by an earlier run of this token), 'f' (settled
  * as not applied) or 0 when the id is taken.
  */
@@ -57,54 +61,75 @@ export const CREATE = `${SHARED}
 local done = ledger_find(ARGV[4])
 if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-push_from(KEYS[2], 8)
-redis.call('SET', KEYS[3], ARGV[6])
-redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'g', ARGV[4], 'n', ARGV[7], 'l', ARGV[2], 'p', ARGV[3], 'e', '0')
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10])
+local n = tonumber(ARGV[7])
+push_range(KEYS[2], 8, 7 + n)
+push_range(KEYS[3], 8 + n, 7 + 2 * n)
+redis.call('HSET', KEYS[1], 'h', ARGV[1], 'r', '1', 'w', '1', 'g', ARGV[4], 'n', ARGV[7], 'l', ARGV[2], 'p', ARGV[3], 'q', ARGV[6], 'e', '0', 'x', '${SEARCH_FORMAT}')
 expire_all(tonumber(ARGV[5]))
 ledger_record(ARGV[4], 'c')
 return 'c'
 `;
 
 /**
- * The write of commit, save, merge and a delete's promotion: applied only when the stored
- * life token `g` and write version `w` are the ones the new header was computed from
- * (every write bumps `w`; a promotion keeps the revision but still moves `w`). A record
- * stored before life tokens existed has none and matches the empty life ''.
+ * The write of commit, save, merge and a delete's promotion. A commit naming an operation
+ * id the session has recorded writes nothing and answers 'p <revision> <count>
+ * <updatedAt>' (the first commit's result) — checked before anything else. Otherwise it
+ * is applied only when the stored life token `g` and write version `w` are the ones the
+ * plan was made from (every write bumps `w`; a promotion keeps the revision but still
+ * moves `w`). A record stored before life tokens existed has none and matches ''.
+ * Messages and their search texts: `replace` the history; `truncate` keeps the first
+ * `keep` (LTRIM: the cost grows with what is dropped); then the added ones are pushed.
  * ARGV: token, expectedLife, expectedVersion, header, revision (kept in `r` for events),
- * lineage, mode ('append' | 'replace' | 'none'), ttlMs, searchText (appended or
- * replacing), parentId, newCount, updatedAtMs, id, messages… Extra KEYS[8] (standalone
- * only): the listing order, updated in the same step.
+ * lineage, mode ('append' | 'truncate' | 'replace'), ttlMs, keep, parentId, newCount,
+ * updatedAtMs, id, operationId ('' none), parentLife ('-' keeps it: only a promotion
+ * changes the parent), added count k, messages… (k), texts… (k).
+ * Extra KEYS[11] (standalone only): the listing order, updated in the same step.
  * Returns the outcome 'w <version> <revision> <count> <updatedAt>' (written, now or by an
- * earlier run of this token), 'f' (settled as not applied), {0} when the session is
- * missing, {1, header, count, lineage, version, parent, life} when another write came first.
+ * earlier run of this token), 'p …' (a recorded operation), 'f' (settled as not applied),
+ * {0} when the session is missing, {1, header, count, lineage, version, parent, life,
+ * parentLife} when another write came first.
  */
 export const WRITE = `${SHARED}
 local done = ledger_find(ARGV[1])
 if done then return done end
-local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
+local op = ARGV[14]
+if op ~= '' then
+  local seen = redis.call('HGET', KEYS[8], op)
+  if seen then return 'p ' .. seen end
+end
+local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q')
 if not cur[4] then return {0} end
 if cur[4] ~= ARGV[3] or (cur[6] or '') ~= ARGV[2] then
-  return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or ''}
+  return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or '', cur[7] or ''}
 end
 local mode = ARGV[7]
-if mode == 'append' then
-  push_from(KEYS[2], 14)
-  redis.call('APPEND', KEYS[3], ARGV[9])
-elseif mode == 'replace' then
-  redis.call('DEL', KEYS[2])
-  push_from(KEYS[2], 14)
-  redis.call('SET', KEYS[3], ARGV[9])
-end
-redis.call('HSET', KEYS[1], 'h', ARGV[4], 'r', ARGV[5], 'n', ARGV[11], 'l', ARGV[6], 'p', ARGV[10])
-local version = redis.call('HINCRBY', KEYS[1], 'w', 1)
-expire_all(tonumber(ARGV[8]))
-if #KEYS >= 8 then
-  local score = redis.call('ZSCORE', KEYS[8], ARGV[13])
-  if not score or tonumber(score) < tonumber(ARGV[12]) then
-    redis.call('ZADD', KEYS[8], ARGV[12], ARGV[13])
+if mode == 'replace' then
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[10])
+  redis.call('HSET', KEYS[1], 'x', '${SEARCH_FORMAT}')
+elseif mode == 'truncate' then
+  local keep = tonumber(ARGV[9])
+  if keep == 0 then
+    redis.call('DEL', KEYS[2], KEYS[3])
+  else
+    redis.call('LTRIM', KEYS[2], 0, keep - 1)
+    redis.call('LTRIM', KEYS[3], 0, keep - 1)
   end
 end
+local k = tonumber(ARGV[16])
+push_range(KEYS[2], 17, 16 + k)
+push_range(KEYS[3], 17 + k, 16 + 2 * k)
+redis.call('HSET', KEYS[1], 'h', ARGV[4], 'r', ARGV[5], 'n', ARGV[11], 'l', ARGV[6], 'p', ARGV[10])
+if ARGV[15] ~= '-' then redis.call('HSET', KEYS[1], 'q', ARGV[15]) end
+local version = redis.call('HINCRBY', KEYS[1], 'w', 1)
+if op ~= '' then
+  redis.call('HSET', KEYS[8], op, ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12])
+  if redis.call('RPUSH', KEYS[9], op) > ${MAX_REMEMBERED_OPERATIONS} then
+    redis.call('HDEL', KEYS[8], redis.call('LPOP', KEYS[9]))
+  end
+end
+expire_all(tonumber(ARGV[8]))
+if #KEYS >= 11 then redis.call('ZADD', KEYS[11], 'GT', ARGV[12], ARGV[13]) end
 local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12]
 ledger_record(ARGV[1], outcome)
 return outcome
@@ -124,63 +149,77 @@ return 'f'
 
 /**
  * The stored state without messages: {header, count, lineage, version, parent, life,
- * whether the search text key exists} or nil.
+ * parentLife, search format, search texts kept, the result recorded for operation id
+ * ARGV[1] ('' none) or false} or nil.
  */
 export const READ_STATE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
-return {s[1], s[2], s[3], s[4], s[5], s[6] or '', redis.call('EXISTS', KEYS[3])}
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
+local recorded = false
+if ARGV[1] ~= '' then recorded = redis.call('HGET', KEYS[8], ARGV[1]) or false end
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', s[8] or '', redis.call('LLEN', KEYS[3]), recorded}
 `;
 
 /**
- * State and messages `ARGV[1] .. ARGV[2]` (LRANGE indexes, negative from the end) in one
- * snapshot; with ARGV[3] == '1' also the search text. {header, count, lineage,
- * version, parent, life, messages, text} or nil.
+ * State and messages ARGV[1] .. ARGV[2] (LRANGE indexes, negative from the end; ARGV[2]
+ * 'none' for no messages) in one snapshot; with ARGV[3] == '1' also their search texts.
+ * {header, count, lineage, version, parent, life, parentLife, messages, texts or false,
+ * search format} or nil.
  */
 export const READ_MESSAGES = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
 local msgs = {}
-if ARGV[2] ~= 'none' then msgs = redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2]) end
-local text = false
-if ARGV[3] == '1' then text = redis.call('GET', KEYS[3]) or '' end
-return {s[1], s[2], s[3], s[4], s[5], s[6] or '', msgs, text}
+local texts = false
+if ARGV[2] ~= 'none' then
+  msgs = redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2])
+  if ARGV[3] == '1' then texts = redis.call('LRANGE', KEYS[3], ARGV[1], ARGV[2]) end
+elseif ARGV[3] == '1' then
+  texts = {}
+end
+return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', msgs, texts, s[8] or ''}
 `;
 
 /**
  * A listing row: {header, count, matched, parent} or nil. ARGV[1] is the lower-cased query
- * ('' for none): matched is 1 when the search text holds it as a plain substring. The
- * transcript (the message list) is never read.
+ * ('' for none): matched is 1 when one message's search text holds it as a plain
+ * substring. The transcript (the message list) is never read.
  */
 export const SUMMARY = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'p')
 local matched = 0
 if ARGV[1] ~= '' then
-  local text = redis.call('GET', KEYS[3])
-  if text and string.find(text, ARGV[1], 1, true) then matched = 1 end
+  for _, text in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+    if string.find(text, ARGV[1], 1, true) then
+      matched = 1
+      break
+    end
+  end
 end
 return {s[1], s[2], matched, s[3]}
 `;
 
 /**
- * Deletes the five data keys of the session (the ledger stays and expires on its own).
- * ARGV: token. Returns the outcome 'd<branchedAtTurn>\n<parent>\n<lineage>' (what the
- * children's promotion needs; branchedAtTurn '' when absent or the header is unreadable),
+ * Deletes the data keys of the session, its operation ids included (the ledger stays and
+ * expires on its own).
+ * ARGV: token. Returns the outcome
+ * 'd<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>' (what the children's
+ * promotion needs; branchedAtTurn '' when absent or the header is unreadable),
  * now or from an earlier run of this token, 'f' (settled as not applied) or nil when missing.
  */
 export const DELETE = `${SHARED}
 local done = ledger_find(ARGV[1])
 if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p')
+local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p', 'g', 'q')
 local at = ''
 local ok, header = pcall(cjson.decode, s[1] or '')
 if ok and type(header) == 'table' and type(header.branchedAtTurn) == 'number' then
   at = string.format('%d', header.branchedAtTurn)
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '')
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10])
+local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '') .. '\\n' .. (s[4] or '') .. '\\n' .. (s[5] or '')
 ledger_record(ARGV[1], outcome)
 return outcome
 `;
@@ -237,16 +276,18 @@ return {1, redis.call('LRANGE', KEYS[5], from, stop)}
 `;
 
 /**
- * repair(): stores a rebuilt search text (ARGV[3]) when the text key is missing and the
- * session is still the life (ARGV[1]) and write version (ARGV[2]) it was rebuilt from.
- * Returns 1 when it stored it.
+ * The upgrade and repair(): the search texts of every message (ARGV[3..]) rebuilt from
+ * the messages, stored only while the session is still the life (ARGV[1]) and write
+ * version (ARGV[2]) they were read at; the previous release's text key goes. Returns 1
+ * when it stored them.
  */
-export const RESTORE_TEXT = `
+export const REBUILD_TEXT = `${SHARED}
 local s = redis.call('HMGET', KEYS[1], 'w', 'g')
 if not s[1] or s[1] ~= ARGV[2] or (s[2] or '') ~= ARGV[1] then return 0 end
-if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-redis.call('SET', KEYS[3], ARGV[3])
+redis.call('DEL', KEYS[3], KEYS[10])
+push_range(KEYS[3], 3, #ARGV)
+redis.call('HSET', KEYS[1], 'x', '${SEARCH_FORMAT}')
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+if ttl > 0 and #ARGV >= 3 then redis.call('PEXPIRE', KEYS[3], ttl) end
 return 1
 `;

@@ -5,6 +5,7 @@
 import type { SessionSummary } from '@sessionkit/core';
 import {
   compareListOrder,
+  IN_FLIGHT_WRITE_GRACE_MS,
   isAfterCursor,
   matchesListFilters,
   type NormalizedListOptions,
@@ -20,8 +21,6 @@ import { scorePairs } from './scan.js';
 /** Ids read from the order set in the first step (at least the page size); it doubles up to `MAX_CHUNK`. */
 const FIRST_CHUNK = 16;
 const MAX_CHUNK = 1000;
-/** How long a create may take between registering its index entry and writing its session. */
-export const PENDING_GRACE_MS = 60_000;
 /** Walks after which a page is returned even if healing is still going on (sorted anyway). */
 const MAX_WALKS = 3;
 
@@ -209,7 +208,7 @@ async function dropOrphan(ctx: StoreContext, e: IndexEntry): Promise<void> {
   const since = await command(ctx, 'listing sessions', () =>
     ctx.client.zscore(ctx.keys.pending, e.id),
   );
-  if (since !== null && Date.now() - Number(since) < PENDING_GRACE_MS) return;
+  if (since !== null && Date.now() - Number(since) < IN_FLIGHT_WRITE_GRACE_MS) return;
   await call(
     ctx,
     SCRIPTS.indexDrop,

@@ -1,6 +1,6 @@
 // Runtime status: a string key in the session's slot, kept apart from the transcript (a
 // commit never touches it), written once per call through the write ledger.
-import type { JsonValue } from '@sessionkit/core';
+import { throwIfAborted } from '@sessionkit/core/adapter';
 import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
@@ -8,7 +8,13 @@ import { SCRIPTS } from './lua/index.js';
 import { writeOnce, writeToken } from './write-ledger.js';
 
 /** Stores `text` (validated JSON) as the status of `id`. Throws `not_found`, `unavailable`. */
-export async function saveStatus(ctx: StoreContext, id: string, text: string): Promise<void> {
+export async function saveStatus(
+  ctx: StoreContext,
+  id: string,
+  text: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  throwIfAborted(errors, signal, 'saveRuntimeStatus', id);
   const token = writeToken();
   const saved = await writeOnce<number>(
     ctx,
@@ -22,8 +28,8 @@ export async function saveStatus(ctx: StoreContext, id: string, text: string): P
   if (saved !== 's') throw errors.notFound(id);
 }
 
-/** The status of `id`, or `null` when none was saved. Throws `not_found`, `corrupt`. */
-export async function loadStatus(ctx: StoreContext, id: string): Promise<JsonValue | null> {
+/** The stored status text of `id`, or `null` when none was saved. Throws `not_found`. */
+export async function loadStatus(ctx: StoreContext, id: string): Promise<string | null> {
   const [exists, text] = await call<[number, string | null]>(
     ctx,
     SCRIPTS.loadStatus,
@@ -32,10 +38,5 @@ export async function loadStatus(ctx: StoreContext, id: string): Promise<JsonVal
     `loading the status of "${id}"`,
   );
   if (Number(exists) !== 1) throw errors.notFound(id);
-  if (typeof text !== 'string') return null;
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (cause) {
-    throw errors.corrupt(id, 'the runtime status is not JSON', cause);
-  }
+  return typeof text === 'string' ? text : null;
 }

@@ -1,0 +1,126 @@
+// The upgrade from the previous release. It kept a session's search data as one string
+// key (`{id}:t`, the lower-cased text of the messages whose string `content` or `text` it
+// read — never message parts) and had no format key. This release keeps one search text
+// per message (`{id}:x`, so a truncation drops entries) read by core's `messageText`,
+// parts included. The first call of a store rebuilds every session of the previous format
+// from its messages; `repair()` rebuilds any that is still of it (one written later by a
+// process of the previous release).
+import type { Message } from '@sessionkit/core';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KeySpace, RedisStore } from '../src/index.js';
+import { redisAvailable } from './env.js';
+import { dropPrefix, freshPrefix, newClient } from './harness.js';
+
+const available = redisAvailable('the upgrade tests did not run');
+let client: Redis | undefined;
+const prefixes: string[] = [];
+
+afterAll(async () => {
+  if (!client) return;
+  for (const p of prefixes) await dropPrefix(client, p);
+  await client.quit();
+});
+
+function setup(): { c: Redis; prefix: string; keys: KeySpace } {
+  client ??= newClient();
+  const prefix = freshPrefix();
+  prefixes.push(prefix);
+  return { c: client, prefix, keys: new KeySpace(prefix) };
+}
+
+/** An AI SDK UIMessage: its text lives only in `parts`. */
+const ui = (id: string, role: string, text: string): Message =>
+  ({ id, role, parts: [{ type: 'text', text }] }) as unknown as Message;
+
+/** Writes session `id` exactly as the previous release stored it. */
+async function writePrevious(
+  c: Redis,
+  keys: KeySpace,
+  id: string,
+  messages: Message[],
+  previousSearchText: string,
+): Promise<void> {
+  const at = Date.UTC(2026, 10, 1);
+  const header = {
+    v: 1,
+    id,
+    title: '',
+    folder: '',
+    createdAt: at,
+    updatedAt: at,
+    model: '',
+    provider: '',
+    tokenCount: 0,
+    costUsd: 0,
+    turnCount: 0,
+    metadata: {},
+    status: 'active',
+    revision: 1,
+  };
+  const k = keys.session(id);
+  await c.hset(k.meta, {
+    h: JSON.stringify(header),
+    r: '1',
+    w: '1',
+    g: `life-of-${id}`,
+    n: String(messages.length),
+    l: '{"rewrites":0}',
+    p: '',
+    e: '0',
+  });
+  if (messages.length > 0) await c.rpush(k.messages, ...messages.map((m) => JSON.stringify(m)));
+  await c.set(k.legacyText, previousSearchText);
+  await c.zadd(keys.order, at, id);
+}
+
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
+
+describe.skipIf(!available)('redis › upgrade from the previous release', () => {
+  it('the first call rebuilds search data of the previous format: parts are found', async () => {
+    const { c, prefix, keys } = setup();
+    await writePrevious(c, keys, 'chat', [ui('m1', 'user', 'Plan the ZEPPELIN trip')], '');
+    await writePrevious(
+      c,
+      keys,
+      'plain',
+      [{ role: 'user', content: 'An old Needle' } as Message],
+      'aan old needle',
+    );
+    await writePrevious(c, keys, 'empty', [], '');
+    const store = new RedisStore({ client: c, prefix });
+    expect(ids(await store.list({ query: 'zeppelin' }))).toEqual(['chat']);
+    expect(ids(await store.list({ query: 'needle' }))).toEqual(['plain']);
+    expect(ids(await store.list())).toEqual(['chat', 'empty', 'plain']);
+    for (const id of ['chat', 'plain', 'empty']) {
+      expect(await c.exists(keys.session(id).legacyText), id).toBe(0);
+    }
+    expect(await c.lrange(keys.session('chat').text, 0, -1)).toEqual(['plan the zeppelin trip']);
+    expect(await c.get(keys.format)).toBe('2');
+    // Upgraded sessions take every write of this release; search follows a truncation.
+    await store.commit('chat', { truncate: 0, append: [ui('m2', 'user', 'a balloon instead')] });
+    expect(await store.list({ query: 'zeppelin' })).toEqual([]);
+    expect(ids(await store.list({ query: 'balloon' }))).toEqual(['chat']);
+    expect((await store.repair()).indexEntriesFixed).toBe(0);
+  });
+
+  it('repair() rebuilds a session of the previous format written after the upgrade', async () => {
+    const { c, prefix, keys } = setup();
+    const store = new RedisStore({ client: c, prefix });
+    await store.create({ id: 'new', messages: [ui('a', 'user', 'fresh text')] });
+    expect(await c.get(keys.format)).toBe('2');
+    await writePrevious(c, keys, 'late', [ui('b', 'assistant', 'Written by an OLD process')], '');
+    expect(await store.list({ query: 'old process' })).toEqual([]);
+    expect((await store.repair()).indexEntriesFixed).toBe(1);
+    expect(ids(await store.list({ query: 'old process' }))).toEqual(['late']);
+    expect(ids(await store.list({ query: 'fresh' }))).toEqual(['new']);
+    expect(await c.exists(keys.session('late').legacyText)).toBe(0);
+  });
+
+  it('a store with no session is marked current without a scan', async () => {
+    const { c, prefix, keys } = setup();
+    const store = new RedisStore({ client: c, prefix });
+    expect(await store.list()).toEqual([]);
+    expect(await c.get(keys.format)).toBe('2');
+  });
+});
