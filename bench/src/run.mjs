@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { BACKENDS } from './backends/index.mjs';
 import { rawRatioChart, turnsChart } from './charts.mjs';
 import { benchmarksPage } from './report.mjs';
+import { operationIdCost, popCost } from './rewrites.mjs';
 import { conversation, list20, loadVsParse, rawRate, turnRate } from './workload.mjs';
 
 const { values } = parseArgs({
@@ -31,6 +32,9 @@ const settings = {
   loadHistory: quick ? 2000 : 10000,
   listSessions: quick ? 2000 : 10000,
   bytesTurns: 200,
+  popHistory: 10000,
+  pops: quick ? 3 : 10,
+  operationTurns: quick ? 40 : 200,
   scaleSizes: quick ? [10_000, 100_000] : [10_000, 1_000_000],
   scaleTurns: quick ? 100 : 300,
 };
@@ -75,6 +79,14 @@ async function measure(backend) {
       jsonPerMessage: c.jsonBytes / c.messages,
     };
   });
+  result.pop = await withStore(backend, ({ store, bytesWritten }) =>
+    popCost(store, settings.popHistory, settings.pops, bytesWritten),
+  );
+  console.log(`  pop one of ${settings.popHistory}: ${JSON.stringify(result.pop)}`);
+  result.operationId = await withStore(backend, ({ store }) =>
+    operationIdCost(store, 10, settings.operationTurns),
+  );
+  console.log(`  commit with operationId / without: ${JSON.stringify(result.operationId)}`);
   return result;
 }
 

@@ -98,6 +98,7 @@ export default {
     return {
       store,
       storedBytes: () => bytesUnder(server.client, prefix),
+      bytesWritten: () => store.stats.putBytes,
       close: () => store.close(),
     };
   },
