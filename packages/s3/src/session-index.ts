@@ -153,6 +153,27 @@ export class SessionIndex {
   }
 
   /**
+   * Withdraws the marker `marking` resolves to without waiting for it: the write it
+   * announced is complete (its index entry is written), so the marker only costs readers a
+   * heal until it is gone, and the write resolves one round trip sooner. A marker whose
+   * removal fails is removed by a reader once stale. `settled()` waits for these.
+   */
+  unmarkLater(id: string, marking: Promise<string>): void {
+    const removal = marking
+      .then((token) => this.unmark(id, token))
+      .catch(() => {})
+      .finally(() => this.#removals.delete(removal));
+    this.#removals.add(removal);
+  }
+
+  /** Resolves once every `unmarkLater` removal begun so far has ended. */
+  async settled(): Promise<void> {
+    while (this.#removals.size > 0) await Promise.all([...this.#removals]);
+  }
+
+  readonly #removals = new Set<Promise<void>>();
+
+  /**
    * Brings the entries of every session with a write marker up to date with the session's
    * newest version (one LIST when there are none), and removes markers of dead writers.
    * Reads only heads and, when a head lags, the versions past it.

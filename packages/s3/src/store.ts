@@ -82,6 +82,8 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
   }
 
   protected override async closeBackend(): Promise<void> {
+    // Markers still being removed go first: an owned client is gone after this.
+    await this.#ctx.index.settled();
     this.#ownedClient?.destroy();
   }
 

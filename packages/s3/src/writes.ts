@@ -114,7 +114,7 @@ async function changeSessionNow<T>(
       return LOST_RACE;
     });
   } finally {
-    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+    ctx.index.unmarkLater(id, marking);
   }
 }
 
@@ -172,7 +172,7 @@ export async function createSession(
       return LOST_RACE;
     });
   } finally {
-    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+    ctx.index.unmarkLater(id, marking);
   }
 }
 
