@@ -43,20 +43,9 @@ async function startServer() {
     // ECONNRESET. A fresh connection per request is what the figures then include.
     requestHandler: { httpAgent: new Agent({ keepAlive: false }) },
   });
-  // Request body bytes sent to the server: what a write costs in transfer.
-  let sentBytes = 0;
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const length = Number(args.request?.headers?.['content-length'] ?? 0);
-      if (Number.isFinite(length)) sentBytes += length;
-      return next(args);
-    },
-    { step: 'finalizeRequest', name: 'sessionkitBenchSentBytes' },
-  );
   await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
   return {
     client,
-    sentBytes: () => sentBytes,
     async stop() {
       client.destroy();
       child.kill('SIGTERM');
@@ -109,7 +98,8 @@ export default {
     return {
       store,
       storedBytes: () => bytesUnder(server.client, prefix),
-      writtenBytes: () => server.sentBytes(),
+      // The bytes of every object the store has PUT (its own counter).
+      writtenBytes: () => store.stats.putBytes,
       close: () => store.close(),
     };
   },

@@ -1,5 +1,5 @@
 // What every operation of a store works with.
-import type { KeyedMutex } from '@sessionkit/core/adapter';
+import type { SessionWriteQueue } from '@sessionkit/core/adapter';
 import type { ObjectIO } from './objects.js';
 import type { SessionIndex } from './session-index.js';
 
@@ -12,5 +12,5 @@ export interface StoreContext {
    * process never race each other for a version, which would let the first answered win
    * every round and starve the rest; other processes still race, fairly.
    */
-  sessionWrites: KeyedMutex;
+  sessionWrites: SessionWriteQueue;
 }

@@ -2,11 +2,12 @@
 // sequence number has exactly one event and sequences have no gaps. A hint object names
 // the newest sequence; appenders probe past it.
 import type { JsonValue, SessionEvent } from '@sessionkit/core';
+import { LOST_RACE, planEvent, retryLostRaces, throwIfAborted } from '@sessionkit/core/adapter';
+import { FORMAT, parseJson } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { eventHintKey, eventKey, eventsPrefix, sequenceOf } from './keys.js';
-import { FORMAT, parseJson } from './records.js';
-import { backoff, MAX_ATTEMPTS, readLive } from './session-log.js';
+import { readLive } from './session-log.js';
 
 /** Appends an event to the live session `id` (payload already validated). */
 export async function appendEvent(
@@ -14,6 +15,7 @@ export async function appendEvent(
   id: string,
   type: string,
   payload: JsonValue,
+  signal?: AbortSignal,
 ): Promise<SessionEvent> {
   const current = await readLive(ctx.io, id);
   const doing = `appending an event to "${id}"`;
@@ -33,33 +35,24 @@ export async function appendEvent(
     const last = keys.at(-1);
     sequence = last === undefined ? 1 : sequenceOf(last.key) + 1;
   }
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const event: SessionEvent = {
-      sequence,
-      revision: current.state.header.revision,
-      at: new Date(),
-      type,
-      payload,
-    };
+  return retryLostRaces({ errors, operation: 'append', sessionId: id, signal }, async () => {
+    throwIfAborted(errors, signal, 'append', id);
+    const event = planEvent(current.state.header.revision, sequence - 1, type, payload);
     const text = JSON.stringify({ format: FORMAT, ...event, at: event.at.getTime() });
-    const out = await ctx.io.put(
-      eventKey(id, current.gen, sequence),
-      text,
-      { ifAbsent: true },
+    const key = eventKey(id, current.gen, sequence);
+    const out = await ctx.io.put(key, text, { ifAbsent: true }, doing);
+    if (!out.written) {
+      // Taken: step past it (a 409 is a write in flight on it: try it again).
+      if (out.why === 'failed') sequence++;
+      return LOST_RACE;
+    }
+    await ctx.io.putPlain(
+      eventHintKey(id, current.gen),
+      JSON.stringify({ format: FORMAT, sequence }),
       doing,
     );
-    if (out.written) {
-      await ctx.io.putPlain(
-        eventHintKey(id, current.gen),
-        JSON.stringify({ format: FORMAT, sequence }),
-        doing,
-      );
-      return structuredClone(event);
-    }
-    if (out.why === 'failed') sequence++;
-    else await backoff(attempt);
-  }
-  throw errors.unavailable(`${doing}: too many concurrent writers`);
+    return event;
+  });
 }
 
 /** Events after `afterSequence`, in order, at most `limit` (default all). */

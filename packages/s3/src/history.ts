@@ -1,9 +1,6 @@
 // Reading a state's messages and search text from its chain, and folding a long chain
 // into a snapshot so that a load reads a bounded number of objects.
-import { searchTextOf } from '@sessionkit/core/adapter';
-import { errors } from './errors.js';
-import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
-import type { ObjectIO } from './objects.js';
+import { LOST_RACE, retryLostRaces, searchTextsOf } from '@sessionkit/core/adapter';
 import {
   type Chain,
   type HeadRecord,
@@ -11,14 +8,19 @@ import {
   headToText,
   parseJson,
   type State,
+  textsFromText,
+  textsToText,
   versionFromText,
-} from './records.js';
+} from './codec.js';
+import { errors } from './errors.js';
+import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
+import type { ObjectIO } from './objects.js';
 import { type Current, probePast, readHead } from './session-log.js';
 
 /** A chain longer than this many appending versions is folded into a snapshot. */
 export const FOLD_AFTER = 32;
 
-/** The messages of the chain's base (every message before `base.count`). */
+/** The messages of the chain's base (its object's first `base.count`). */
 async function baseMessages(
   io: ObjectIO,
   id: string,
@@ -40,16 +42,17 @@ async function baseMessages(
   } else {
     messages = versionFromText(got.text, id, n).messages;
   }
-  if (!Array.isArray(messages) || messages.length !== chain.base.count) {
+  // More than the count only after a truncation dropped the rest (objects are immutable).
+  if (!Array.isArray(messages) || messages.length < chain.base.count) {
     throw errors.corrupt(
       id,
       `the messages of ${folded ? 'snapshot' : 'version'} ${n} do not match its count`,
     );
   }
-  return messages;
+  return messages.length === chain.base.count ? messages : messages.slice(0, chain.base.count);
 }
 
-/** The messages version `part.n` appended, checked against the chain. */
+/** The first `count` messages version `n` appended, checked against the chain. */
 async function partMessages(
   io: ObjectIO,
   id: string,
@@ -60,13 +63,13 @@ async function partMessages(
   const got = await io.getBody(versionKey(id, gen, n), `reading session "${id}"`);
   if (got === undefined) throw errors.corrupt(id, `version ${n} is missing`);
   const append = versionFromText(got.text, id, n).append;
-  if (!Array.isArray(append) || append.length !== count) {
+  if (!Array.isArray(append) || append.length < count) {
     throw errors.corrupt(
       id,
       `version ${n} does not hold the ${count} messages its successors count`,
     );
   }
-  return append;
+  return append.length === count ? append : append.slice(0, count);
 }
 
 /**
@@ -118,31 +121,26 @@ export function readAllMessages(
 }
 
 /**
- * The text object of version `n` (or of the fold of `n`). A missing one (its writer died
- * after the version was written) is rebuilt from the version and stored again.
+ * The first `count` per-message search texts of version `n`'s text object (or of the fold
+ * of `n`). One that is missing (its writer died after the version was written), unreadable
+ * or of the previous release's format is rebuilt from the version's messages and stored
+ * again: the upgrade of search data happens on first use (and in `repair()`).
  */
-async function textOf(
+async function textsOf(
   io: ObjectIO,
   id: string,
   gen: string,
   n: number,
   folded: boolean,
   count: number,
-): Promise<string> {
+): Promise<string[]> {
   const key = folded ? foldTextKey(id, gen, n) : textKey(id, gen, n);
   const doing = `reading the search text of "${id}"`;
   const got = await io.get(key, doing);
-  if (got !== undefined) {
-    try {
-      const text = parseJson(got.text, 'search text').text;
-      if (typeof text === 'string') return text;
-    } catch {
-      // rebuilt below
-    }
-  }
-  const chain: Chain = { base: { n, folded, count }, parts: [] };
+  const stored = got === undefined ? undefined : textsFromText(got.text);
+  if (stored !== undefined && stored.length >= count) return stored.slice(0, count);
   const messages = folded
-    ? await baseMessages(io, id, gen, chain)
+    ? await baseMessages(io, id, gen, { base: { n, folded, count }, parts: [] })
     : await (async () => {
         const v = versionFromText(
           (await io.getBody(versionKey(id, gen, n), doing))?.text ?? '',
@@ -151,28 +149,29 @@ async function textOf(
         );
         return v.messages ?? v.append ?? [];
       })();
-  const text = searchTextOf(messages);
-  await io.putPlain(key, JSON.stringify({ format: 1, text }), doing);
-  return text;
+  const texts = searchTextsOf(messages);
+  await io.putPlain(key, textsToText(texts), doing);
+  return texts.slice(0, count);
 }
 
 /**
- * The lower-cased message text of a state (core's `searchTextOf` of its messages), read
- * from the text objects alone: message bodies are read only to rebuild a missing one.
+ * The lower-cased text of each message of a state (core's `searchTextsOf` of its
+ * messages), read from the text objects alone: message bodies are read only to rebuild
+ * one (see `textsOf`).
  */
-export async function readSearchText(
+export async function readSearchTexts(
   io: ObjectIO,
   id: string,
   gen: string,
   chain: Chain,
-): Promise<string> {
-  const pieces = [textOf(io, id, gen, chain.base.n, chain.base.folded, chain.base.count)];
+): Promise<string[]> {
+  const pieces = [textsOf(io, id, gen, chain.base.n, chain.base.folded, chain.base.count)];
   let from = chain.base.count;
   for (const part of chain.parts) {
-    if (part.end > from) pieces.push(textOf(io, id, gen, part.n, false, part.end - from));
+    if (part.end > from) pieces.push(textsOf(io, id, gen, part.n, false, part.end - from));
     from = part.end;
   }
-  return (await Promise.all(pieces)).join('');
+  return (await Promise.all(pieces)).flat();
 }
 
 /**
@@ -185,33 +184,58 @@ export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> 
   if (state.chain.parts.length < FOLD_AFTER) return;
   const messages = await readAllMessages(io, current);
   // Recomputed from the messages just read: no GET of 33 text objects.
-  const text = searchTextOf(messages);
   const doing = `folding session "${id}"`;
   await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
-  await io.putPlain(foldTextKey(id, gen, n), JSON.stringify({ format: 1, text }), doing);
+  await io.putPlain(foldTextKey(id, gen, n), textsToText(searchTextsOf(messages)), doing);
   const folded: State = {
     ...state,
     chain: { base: { n, folded: true, count: state.messageCount }, parts: [] },
   };
-  // Point the head at the snapshot only while it still names version n of this generation.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const got = await io.get(headKey(id), doing);
-    if (got === undefined) return;
-    let head: HeadRecord;
-    try {
-      head = headFromText(got.text, id);
-    } catch {
-      return;
-    }
-    if (head.gen !== gen || head.n !== n || head.tombstone) return;
-    const text = headToText({ ...head, state: folded });
-    if ((await io.put(headKey(id), text, { ifMatch: got.etag }, doing)).written) return;
-  }
+  // Point the head at the snapshot only while it still names version n of this generation
+  // (a later writer starts from its own version: the fold is then only a missed shortcut).
+  await retryLostRaces(
+    { errors, operation: 'commit', sessionId: id, maxRetries: 4, exhausted: () => FOLD_SKIPPED },
+    async () => {
+      const got = await io.get(headKey(id), doing);
+      if (got === undefined) return;
+      let head: HeadRecord;
+      try {
+        head = headFromText(got.text, id);
+      } catch {
+        return;
+      }
+      if (head.gen !== gen || head.n !== n || head.tombstone) return;
+      const text = headToText({ ...head, state: folded });
+      return (await io.put(headKey(id), text, { ifMatch: got.etag }, doing)).written
+        ? undefined
+        : LOST_RACE;
+    },
+  ).catch((e: unknown) => {
+    if (e !== FOLD_SKIPPED) throw e;
+  });
 }
 
-/** The state after appending `count` messages at version `n`. */
+/** What a fold that kept losing the head to other writers gives up with (not an error). */
+const FOLD_SKIPPED = new Error('fold skipped');
+
+/** The chain after version `n` appended messages up to `end`. */
 export function chainAfterAppend(chain: Chain, n: number, end: number): Chain {
   return { base: chain.base, parts: [...chain.parts, { n, end }] };
+}
+
+/**
+ * The chain of the first `keep` messages of `chain`: the objects that hold them, the last
+ * one cut at `keep`. No message is read or written: a truncation costs what it drops from
+ * the chain's list, not what it keeps.
+ */
+export function chainTruncated(chain: Chain, keep: number): Chain {
+  if (keep <= chain.base.count) return { base: { ...chain.base, count: keep }, parts: [] };
+  const parts: Chain['parts'] = [];
+  for (const part of chain.parts) {
+    parts.push({ n: part.n, end: Math.min(part.end, keep) });
+    if (part.end >= keep) break;
+  }
+  return { base: chain.base, parts };
 }
 
 /** The chain of a version that holds every message itself. */

@@ -34,18 +34,29 @@ export type WriteOutcome =
 /** A write condition: create only if absent, or replace only if the ETag is unchanged. */
 export type WriteCondition = { ifAbsent: true } | { ifMatch: string } | undefined;
 
-/** Request counters (they only grow). `bodyReads` counts GETs of message-holding objects. */
+/**
+ * Request counters (they only grow). `bodyReads` counts GETs of message-holding objects;
+ * `putBytes` the bytes of every PUT body sent (refused conditional writes included).
+ */
 export interface RequestStats {
   get: number;
   put: number;
   list: number;
   delete: number;
   bodyReads: number;
+  putBytes: number;
 }
 
 /** The bucket and key prefix the store keeps its objects under, with counted requests. */
 export class ObjectIO {
-  readonly stats: RequestStats = { get: 0, put: 0, list: 0, delete: 0, bodyReads: 0 };
+  readonly stats: RequestStats = {
+    get: 0,
+    put: 0,
+    list: 0,
+    delete: 0,
+    bodyReads: 0,
+    putBytes: 0,
+  };
 
   constructor(
     readonly client: S3Client,
@@ -87,13 +98,15 @@ export class ObjectIO {
     doing: string,
   ): Promise<WriteOutcome> {
     this.stats.put++;
+    // A Buffer: its length is known, so the SDK sends it in one piece.
+    const body = Buffer.from(text, 'utf8');
+    this.stats.putBytes += body.length;
     try {
       const out = await this.client.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: this.prefix + key,
-          // A Buffer: its length is known, so the SDK sends it in one piece.
-          Body: Buffer.from(text, 'utf8'),
+          Body: body,
           ContentType: 'application/json',
           ...(condition && 'ifAbsent' in condition ? { IfNoneMatch: '*' } : {}),
           ...(condition && 'ifMatch' in condition ? { IfMatch: condition.ifMatch } : {}),

@@ -1,12 +1,17 @@
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Message, Store } from '@sessionkit/core';
-import { assertKnownKeys, type StoreAdapter } from '@sessionkit/core/adapter';
+import {
+  assertKnownKeys,
+  LOST_RACE,
+  retryLostRaces,
+  type StoreAdapter,
+} from '@sessionkit/core/adapter';
+import { FORMAT, parseJson } from './codec.js';
 import { errors } from './errors.js';
 import { META_KEY, PROBE_KEY } from './keys.js';
 import { ObjectIO } from './objects.js';
-import { FORMAT, parseJson } from './records.js';
-import { S3Store } from './s3-store.js';
 import { SessionIndex } from './session-index.js';
+import { S3Store } from './store.js';
 import { parseS3Url } from './url-options.js';
 
 /** Index shards of a new store unless `indexShards` says otherwise. */
@@ -73,26 +78,29 @@ async function checkConditionalWrites(io: ObjectIO): Promise<string | undefined>
 /** The store's descriptor: created on first open, read afterwards. */
 async function readOrCreateMeta(io: ObjectIO, shards: number): Promise<number> {
   const doing = 'opening the store';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const got = await io.get(META_KEY, doing);
-    if (got !== undefined) {
-      try {
-        const meta = parseJson(got.text, 'store descriptor');
-        const n = meta.indexShards;
-        if (!Number.isSafeInteger(n) || (n as number) < 1 || (n as number) > 256)
-          throw new Error('bad indexShards');
-        return n as number;
-      } catch (e) {
-        throw errors.make(
-          'corrupt',
-          `the store descriptor ${META_KEY} is unreadable: ${(e as Error).message}`,
-        );
+  const exhausted = () => errors.unavailable(`${doing}: the store descriptor keeps changing`);
+  return retryLostRaces(
+    { errors, operation: 'open', sessionId: META_KEY, maxRetries: 4, exhausted },
+    async () => {
+      const got = await io.get(META_KEY, doing);
+      if (got !== undefined) {
+        try {
+          const meta = parseJson(got.text, 'store descriptor');
+          const n = meta.indexShards;
+          if (!Number.isSafeInteger(n) || (n as number) < 1 || (n as number) > 256)
+            throw new Error('bad indexShards');
+          return n as number;
+        } catch (e) {
+          throw errors.make(
+            'corrupt',
+            `the store descriptor ${META_KEY} is unreadable: ${(e as Error).message}`,
+          );
+        }
       }
-    }
-    const text = JSON.stringify({ format: FORMAT, indexShards: shards });
-    if ((await io.put(META_KEY, text, { ifAbsent: true }, doing)).written) return shards;
-  }
-  throw errors.unavailable(`${doing}: the store descriptor keeps changing`);
+      const text = JSON.stringify({ format: FORMAT, indexShards: shards });
+      return (await io.put(META_KEY, text, { ifAbsent: true }, doing)).written ? shards : LOST_RACE;
+    },
+  );
 }
 
 /**

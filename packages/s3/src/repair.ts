@@ -2,11 +2,18 @@
 // index shards rewritten to match, unreadable sessions reported.
 import { isDeepStrictEqual } from 'node:util';
 import { isSessionKitError, type RepairReport } from '@sessionkit/core';
-import { searchTextOf } from '@sessionkit/core/adapter';
+import { searchTextsOf } from '@sessionkit/core/adapter';
+import {
+  type Chain,
+  entryOf,
+  entryToJson,
+  type IndexEntry,
+  textsFromText,
+  textsToText,
+} from './codec.js';
 import type { StoreContext } from './context.js';
 import { readAllMessages } from './history.js';
 import { foldTextKey, SESSIONS_PREFIX, shardOf, textKey } from './keys.js';
-import { type Chain, entryOf, entryToJson, type IndexEntry, parseJson } from './records.js';
 import { readCurrent } from './session-log.js';
 
 /** What repair decided for one session. */
@@ -38,16 +45,13 @@ async function fixTexts(
   let fixed = 0;
   const doing = `repairing the search text of "${id}"`;
   for (const piece of pieces) {
-    const expected = searchTextOf(messages.slice(piece.from, piece.to));
+    const expected = searchTextsOf(messages.slice(piece.from, piece.to));
     const got = await ctx.io.get(piece.key, doing);
-    let stored: unknown;
-    try {
-      stored = got === undefined ? undefined : parseJson(got.text, 'search text').text;
-    } catch {
-      stored = undefined;
-    }
-    if (stored === expected) continue;
-    await ctx.io.putPlain(piece.key, JSON.stringify({ format: 1, text: expected }), doing);
+    // A piece cut by a truncation holds more texts than the chain takes: compare those.
+    const stored = got === undefined ? undefined : textsFromText(got.text);
+    const taken = stored?.slice(0, expected.length);
+    if (taken !== undefined && isDeepStrictEqual(taken, expected)) continue;
+    await ctx.io.putPlain(piece.key, textsToText(expected), doing);
     fixed++;
   }
   return fixed;

@@ -1,12 +1,18 @@
 // The session router: one object holding every binding and follow target, replaced by
 // compare-and-swap, so each router call is atomic against every other.
 import type { RouterRow } from '@sessionkit/core';
-import { compareRouterRows, nextUpdatedAt } from '@sessionkit/core/adapter';
+import {
+  bindingKey,
+  compareRouterRows,
+  followKey,
+  LOST_RACE,
+  nextUpdatedAt,
+  retryLostRaces,
+} from '@sessionkit/core/adapter';
+import { FORMAT, parseJson } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { ROUTER_KEY } from './keys.js';
-import { FORMAT, parseJson } from './records.js';
-import { backoff, MAX_ATTEMPTS } from './session-log.js';
 
 /** The router's data as held in memory. */
 export interface RouterData {
@@ -16,10 +22,6 @@ export interface RouterData {
   /** `(channel, chatKey)` → target (`"tui"` or a session id). */
   follows: Map<string, { channel: string; chatKey: string; target: string }>;
 }
-
-export const bindingKey = (channel: string, chatKey: string, thread: string) =>
-  JSON.stringify([channel, chatKey, thread]);
-export const followKey = (channel: string, chatKey: string) => JSON.stringify([channel, chatKey]);
 
 type StoredRow = Omit<RouterRow, 'updatedAt'> & { updatedAt: number };
 
@@ -69,23 +71,25 @@ export async function updateRouter(
   change: (data: RouterData) => boolean,
 ): Promise<void> {
   const doing = 'updating the router';
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const got = await ctx.io.get(ROUTER_KEY, doing);
-    const data =
-      got === undefined
-        ? { lastAt: 0, bindings: new Map(), follows: new Map() }
-        : fromText(got.text);
-    if (!change(data)) return;
-    const out = await ctx.io.put(
-      ROUTER_KEY,
-      toText(data),
-      got === undefined ? { ifAbsent: true } : { ifMatch: got.etag },
-      doing,
-    );
-    if (out.written) return;
-    await backoff(attempt);
-  }
-  throw errors.unavailable(`${doing}: too many concurrent writers`);
+  const exhausted = () => errors.unavailable(`${doing}: too many concurrent writers`);
+  await retryLostRaces(
+    { errors, operation: 'router update', sessionId: 'router', exhausted },
+    async () => {
+      const got = await ctx.io.get(ROUTER_KEY, doing);
+      const data =
+        got === undefined
+          ? { lastAt: 0, bindings: new Map(), follows: new Map() }
+          : fromText(got.text);
+      if (!change(data)) return;
+      const out = await ctx.io.put(
+        ROUTER_KEY,
+        toText(data),
+        got === undefined ? { ifAbsent: true } : { ifMatch: got.etag },
+        doing,
+      );
+      return out.written ? undefined : LOST_RACE;
+    },
+  );
 }
 
 /** The next binding time: now, or 1 ms after the latest one handed out. */

@@ -3,9 +3,7 @@
 // listing truthful when a writer dies between a version and its index update.
 import { randomBytes } from 'node:crypto';
 import { isSessionKitError } from '@sessionkit/core';
-import { errors } from './errors.js';
-import { idOfKey, PENDING_PREFIX, pendingKey, shardKey, shardOf } from './keys.js';
-import type { ObjectIO } from './objects.js';
+import { IN_FLIGHT_WRITE_GRACE_MS, LOST_RACE, retryLostRaces } from '@sessionkit/core/adapter';
 import {
   entryFromJson,
   entryOf,
@@ -13,11 +11,14 @@ import {
   FORMAT,
   type IndexEntry,
   parseJson,
-} from './records.js';
-import { backoff, MAX_ATTEMPTS, readCurrent } from './session-log.js';
+} from './codec.js';
+import { errors } from './errors.js';
+import { idOfKey, PENDING_PREFIX, pendingKey, shardKey, shardOf } from './keys.js';
+import type { ObjectIO } from './objects.js';
+import { readCurrent } from './session-log.js';
 
-/** A marker older than this belongs to a writer that died: healing removes it. */
-export const STALE_MARKER_MS = 30_000;
+/** A marker older than the kit's grace for a write in flight belongs to a writer that died. */
+export const STALE_MARKER_MS = IN_FLIGHT_WRITE_GRACE_MS;
 
 /** One shard as read: raw entries (checked on use) and its ETag. */
 interface Shard {
@@ -85,30 +86,34 @@ export class SessionIndex {
     shard: number,
     change: (entries: Map<string, unknown>) => boolean,
   ): Promise<boolean> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const known = attempt === 0 ? this.#known.get(shard) : undefined;
-      const { entries, etag } = known
-        ? { entries: new Map(known.entries), etag: known.etag }
-        : await this.readShard(shard);
-      if (!change(entries)) {
-        if (known === undefined) return false;
-        continue; // judged on a copy that may be old: judge again on a fresh read
-      }
-      const text = JSON.stringify({ format: FORMAT, entries: Object.fromEntries(entries) });
-      const out = await this.io.put(
-        shardKey(shard),
-        text,
-        etag === undefined ? { ifAbsent: true } : { ifMatch: etag },
-        'updating the index',
-      );
-      if (out.written) {
-        this.#known.set(shard, { entries, etag: out.etag });
-        return true;
-      }
-      this.#known.delete(shard);
-      if (attempt > 0 || out.why === 'busy') await backoff(attempt);
-    }
-    throw errors.unavailable('updating the index: too many concurrent writers on one shard');
+    const exhausted = () =>
+      errors.unavailable('updating the index: too many concurrent writers on one shard');
+    return retryLostRaces(
+      { errors, operation: 'index update', sessionId: `index shard ${shard}`, exhausted },
+      async (attempt) => {
+        const known = attempt === 0 ? this.#known.get(shard) : undefined;
+        const { entries, etag } = known
+          ? { entries: new Map(known.entries), etag: known.etag }
+          : await this.readShard(shard);
+        if (!change(entries)) {
+          // Judged on a copy that may be old: judge again on a fresh read.
+          return known === undefined ? false : LOST_RACE;
+        }
+        const text = JSON.stringify({ format: FORMAT, entries: Object.fromEntries(entries) });
+        const out = await this.io.put(
+          shardKey(shard),
+          text,
+          etag === undefined ? { ifAbsent: true } : { ifMatch: etag },
+          'updating the index',
+        );
+        if (out.written) {
+          this.#known.set(shard, { entries, etag: out.etag });
+          return true;
+        }
+        this.#known.delete(shard);
+        return LOST_RACE;
+      },
+    );
   }
 
   /** Stores `entry` unless the index already holds the same or a newer version. */
@@ -146,6 +151,27 @@ export class SessionIndex {
   async unmark(id: string, token: string): Promise<void> {
     await this.io.delete(pendingKey(id, token), `unmarking a write on "${id}"`);
   }
+
+  /**
+   * Withdraws the marker `marking` resolves to without waiting for it: the write it
+   * announced is complete (its index entry is written), so the marker only costs readers a
+   * heal until it is gone, and the write resolves one round trip sooner. A marker whose
+   * removal fails is removed by a reader once stale. `settled()` waits for these.
+   */
+  unmarkLater(id: string, marking: Promise<string>): void {
+    const removal = marking
+      .then((token) => this.unmark(id, token))
+      .catch(() => {})
+      .finally(() => this.#removals.delete(removal));
+    this.#removals.add(removal);
+  }
+
+  /** Resolves once every `unmarkLater` removal begun so far has ended. */
+  async settled(): Promise<void> {
+    while (this.#removals.size > 0) await Promise.all([...this.#removals]);
+  }
+
+  readonly #removals = new Set<Promise<void>>();
 
   /**
    * Brings the entries of every session with a write marker up to date with the session's

@@ -2,18 +2,21 @@
 // writing the next one with `If-None-Match: *` so that exactly one writer gets each
 // version number. Every change to a session goes through `writeNext`.
 import { randomBytes } from 'node:crypto';
-import { errors } from './errors.js';
-import { headKey, textKey, versionKey } from './keys.js';
-import type { ObjectIO } from './objects.js';
+import { LOST_RACE, type OperationLog, retryLostRaces } from '@sessionkit/core/adapter';
 import {
   type HeadRecord,
   headFromText,
   headToText,
   type State,
+  textsToText,
   type VersionRecord,
   versionFromText,
   versionToText,
-} from './records.js';
+  withOperation,
+} from './codec.js';
+import { errors } from './errors.js';
+import { headKey, textKey, versionKey } from './keys.js';
+import type { ObjectIO } from './objects.js';
 
 /** A session's newest version as read now. */
 export interface Current {
@@ -26,6 +29,8 @@ export interface Current {
   headEtag: string;
   /** The version the head named (lower than `n` when the head lagged). */
   headN: number;
+  /** The operation ids recorded up to version `n`, with their commits' results. */
+  operations: OperationLog;
 }
 
 /** A new generation name: time-ordered and random. */
@@ -47,8 +52,8 @@ export async function readHead(io: ObjectIO, id: string): Promise<Current | unde
   } catch (e) {
     throw errors.corrupt(id, (e as Error).message);
   }
-  const { gen, n, state, tombstone } = head;
-  return { id, gen, n, state, tombstone, headEtag: got.etag, headN: n };
+  const { gen, n, state, tombstone, operations } = head;
+  return { id, gen, n, state, tombstone, headEtag: got.etag, headN: n, operations };
 }
 
 /**
@@ -58,7 +63,7 @@ export async function readHead(io: ObjectIO, id: string): Promise<Current | unde
  * Throws `corrupt` when a version cannot be read, `unavailable`.
  */
 export async function probePast(io: ObjectIO, from: Current, heal = true): Promise<Current> {
-  let { n, state, tombstone } = from;
+  let { n, state, tombstone, operations } = from;
   const { id, gen } = from;
   for (;;) {
     const next = await io.getBody(versionKey(id, gen, n + 1), `reading session "${id}"`);
@@ -67,9 +72,11 @@ export async function probePast(io: ObjectIO, from: Current, heal = true): Promi
     n = v.n;
     state = v.state;
     tombstone = v.tombstone;
+    // The id a version records is part of that version: known to whoever reads it.
+    operations = withOperation(operations, v.operationId, v.state);
   }
   if (n === from.n) return from;
-  const current = { ...from, n, state, tombstone };
+  const current = { ...from, n, state, tombstone, operations };
   if (heal) await advanceHead(io, current);
   return current;
 }
@@ -98,12 +105,12 @@ export async function readLive(io: ObjectIO, id: string): Promise<Current> {
  */
 export async function advanceHead(
   io: ObjectIO,
-  to: Pick<Current, 'id' | 'gen' | 'n' | 'state' | 'tombstone' | 'headEtag'>,
+  to: Pick<Current, 'id' | 'gen' | 'n' | 'state' | 'tombstone' | 'headEtag' | 'operations'>,
 ): Promise<'moved' | 'dead'> {
   const doing = `moving the head of "${to.id}"`;
   let etag = to.headEtag;
-  const text = headToText({ gen: to.gen, n: to.n, state: to.state, tombstone: to.tombstone });
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  const text = headToText(to);
+  return retryLostRaces({ errors, operation: 'write', sessionId: to.id }, async () => {
     const out = await io.put(headKey(to.id), text, { ifMatch: etag }, doing);
     if (out.written) return 'moved';
     const now = await io.get(headKey(to.id), doing);
@@ -119,9 +126,8 @@ export async function advanceHead(
     if (head.gen !== to.gen || (head.tombstone && !to.tombstone)) return 'dead';
     if (head.n >= to.n) return 'moved';
     etag = now.etag;
-    if (out.why === 'busy') await backoff(attempt);
-  }
-  throw errors.unavailable(`${doing}: too many concurrent writers`);
+    return LOST_RACE;
+  });
 }
 
 /** What the next version writes. */
@@ -130,8 +136,10 @@ export interface NextVersion {
   tombstone?: boolean | undefined;
   messages?: unknown[] | undefined;
   append?: unknown[] | undefined;
-  /** The search text of `messages` or `append`. */
-  text?: string | undefined;
+  /** The per-message search texts of `messages` or `append`. */
+  texts?: string[] | undefined;
+  /** The commit's operation id, recorded in the version itself. */
+  operationId?: string | undefined;
 }
 
 /**
@@ -153,18 +161,18 @@ export async function writeNext(
     tombstone: next.tombstone === true,
     messages: next.messages,
     append: next.append,
+    operationId: next.operationId,
   };
   const doing = `writing session "${current.id}"`;
   const version = versionKey(current.id, current.gen, n);
   const out = await io.put(version, versionToText(record), { ifAbsent: true }, doing);
   if (!out.written) return 'lost';
-  const text = next.text;
+  const texts = next.texts;
   const textKeyOfN = textKey(current.id, current.gen, n);
+  const operations = withOperation(current.operations, next.operationId, next.state);
   const [, head] = await Promise.all([
-    text === undefined
-      ? undefined
-      : io.putPlain(textKeyOfN, JSON.stringify({ format: 1, text }), doing),
-    advanceHead(io, { ...current, n, state: next.state, tombstone: record.tombstone }),
+    texts === undefined ? undefined : io.putPlain(textKeyOfN, textsToText(texts), doing),
+    advanceHead(io, { ...current, n, state: next.state, tombstone: record.tombstone, operations }),
     alongside(),
   ]);
   if (head === 'moved') return 'written';
@@ -172,14 +180,3 @@ export async function writeNext(
   await io.deleteMany([version, textKeyOfN], doing);
   return 'dead';
 }
-
-/** A short randomized pause before retrying a write that lost a race. */
-export function backoff(attempt: number): Promise<void> {
-  // Full jitter on a scale of S3 round trips: racing writers spread out instead of
-  // colliding again on the next version.
-  const ms = Math.random() * Math.min(640, 20 * 2 ** Math.min(attempt, 5));
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** How often a write that keeps losing races is retried before `unavailable`. */
-export const MAX_ATTEMPTS = 200;

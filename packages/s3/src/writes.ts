@@ -1,16 +1,27 @@
 // The two ways a session is written: a new generation (create, branch, clone) and the
 // next version of a live one (every other write). Both announce themselves with a write
 // marker, retry lost races, and update the index before they resolve.
-import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
+import {
+  LOST_RACE,
+  OperationLog,
+  retryLostRaces,
+  type SessionState,
+  throwIfAborted,
+} from '@sessionkit/core/adapter';
+import {
+  entryOf,
+  headToText,
+  type State,
+  textsToText,
+  versionToText,
+  withOperation,
+} from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { baseChain, foldIfLong } from './history.js';
 import { generationPrefix, headKey, textKey, versionKey } from './keys.js';
-import { entryOf, headToText, type State, versionToText } from './records.js';
 import {
-  backoff,
   type Current,
-  MAX_ATTEMPTS,
   type NextVersion,
   newGeneration,
   probePast,
@@ -41,46 +52,42 @@ export interface Decision<T> {
  * nothing), and writes it with `If-None-Match: *`. A lost race re-reads and decides
  * again, so unconditional changes are never lost and conditional ones are judged against
  * the version they replace. Then the index entry, and a fold when the chain is long.
- * This store's changes of one session run one at a time, in call order (see
- * `StoreContext.sessionWrites`). Throws `not_found`, whatever `decide` throws, `unavailable`.
+ * This store's changes of one session run one at a time, in call order (the context's
+ * `SessionWriteQueue`). `signal` is checked before each version write, never after one
+ * landed. Throws `not_found`, whatever `decide` throws, `aborted`, `unavailable`.
  */
 export async function changeSession<T>(
   ctx: StoreContext,
   id: string,
   decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
+  signal?: AbortSignal,
+  operation = 'write',
 ): Promise<T> {
-  return ctx.sessionWrites.run(
-    id,
-    QUEUE_TIMEOUT_MS,
-    () => errors.unavailable(`writing session "${id}": waited too long behind this store's writes`),
-    () => changeSessionNow(ctx, id, decide),
-  );
+  return ctx.sessionWrites.run(id, () => changeSessionNow(ctx, id, decide, signal, operation));
 }
-
-/**
- * The longest a write waits behind this store's other writes of the same session before
- * `unavailable` (a safety net: a queue this slow means S3 is not answering).
- */
-const QUEUE_TIMEOUT_MS = 120_000;
 
 async function changeSessionNow<T>(
   ctx: StoreContext,
   id: string,
   decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
+  signal: AbortSignal | undefined,
+  operation: string,
 ): Promise<T> {
   // The marker goes up while the head is read; it must exist before the version does.
   const marking = ctx.index.mark(id);
   marking.catch(() => {});
   try {
     // The first attempt starts from the head alone: if it lagged, the version write
-    // fails and later attempts read past it.
+    // fails and later attempts read past it (not from the head, which the winner may not
+    // have moved yet).
     let read: Promise<Current | undefined> = readHead(ctx.io, id);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    return await retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
       const current = await read;
       if (current === undefined || current.tombstone) throw errors.notFound(id);
       const decision = await decide(current);
       if (decision.next === undefined) return decision.result(current);
       await marking;
+      throwIfAborted(errors, signal, operation, id);
       const next = decision.next;
       const tombstone = next.tombstone === true;
       const index = () =>
@@ -93,18 +100,21 @@ async function changeSessionNow<T>(
         throw errors.notFound(id);
       }
       if (outcome === 'written') {
-        const written: Current = { ...current, n: current.n + 1, state: next.state, tombstone };
+        const written: Current = {
+          ...current,
+          n: current.n + 1,
+          state: next.state,
+          tombstone,
+          operations: withOperation(current.operations, next.operationId, next.state),
+        };
         if (!tombstone) await foldIfLong(ctx.io, written);
         return decision.result(written);
       }
-      // Lost: another writer took version n + 1. Read on from there (not from the
-      // head, which the winner may not have moved yet).
-      await backoff(attempt);
       read = probePast(ctx.io, current, false);
-    }
-    throw errors.unavailable(`writing session "${id}": too many concurrent writers`);
+      return LOST_RACE;
+    });
   } finally {
-    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+    ctx.index.unmarkLater(id, marking);
   }
 }
 
@@ -112,36 +122,41 @@ async function changeSessionNow<T>(
  * Stores a new session (a new generation at version 1 holding every message), unless a
  * live session has the id (`exists`). Of two creators exactly one wins: the head is
  * created with `If-None-Match: *`, or replaced with `If-Match` over a deleted session.
+ * The head's write is the atomic step (`signal` is checked before the generation's
+ * objects are written). Returns the state stored.
  */
 export async function createSession(
   ctx: StoreContext,
-  header: SessionHeader,
+  planned: SessionState,
   messages: unknown[],
-  lineage: HistoryLineage,
-  text: string,
+  texts: string[],
+  signal?: AbortSignal,
+  operation = 'create',
 ): Promise<State> {
-  const id = header.id;
-  const state: State = {
-    header,
-    messageCount: messages.length,
-    lineage,
-    chain: baseChain(1, messages.length),
-  };
+  const id = planned.header.id;
+  const state: State = { ...planned, chain: baseChain(1, messages.length) };
   const doing = `creating session "${id}"`;
   const marking = ctx.index.mark(id);
   marking.catch(() => {});
   try {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    return await retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
       const current = await readCurrent(ctx.io, id);
       if (current !== undefined && !current.tombstone) throw errors.exists(id);
       await marking;
+      throwIfAborted(errors, signal, operation, id);
       const gen = newGeneration();
       const version = versionToText({ n: 1, state, tombstone: false, messages });
       await Promise.all([
         ctx.io.putPlain(versionKey(id, gen, 1), version, doing),
-        ctx.io.putPlain(textKey(id, gen, 1), JSON.stringify({ format: 1, text }), doing),
+        ctx.io.putPlain(textKey(id, gen, 1), textsToText(texts), doing),
       ]);
-      const head = headToText({ gen, n: 1, state, tombstone: false });
+      const head = headToText({
+        gen,
+        n: 1,
+        state,
+        tombstone: false,
+        operations: new OperationLog(),
+      });
       const out = await ctx.io.put(
         headKey(id),
         head,
@@ -154,11 +169,10 @@ export async function createSession(
       }
       // Another writer changed the head first: drop this generation and look again.
       await removeGeneration(ctx, id, gen);
-      await backoff(attempt);
-    }
-    throw errors.unavailable(`${doing}: too many concurrent writers`);
+      return LOST_RACE;
+    });
   } finally {
-    await marking.then((token) => ctx.index.unmark(id, token)).catch(() => {});
+    ctx.index.unmarkLater(id, marking);
   }
 }
 

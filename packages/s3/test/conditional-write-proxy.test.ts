@@ -160,3 +160,26 @@ describe('conditional-write proxy (S3 rules)', () => {
     expect(await text(k)).toBe('b');
   });
 });
+
+describe('the test s3rver', () => {
+  it('acknowledges a PUT only once the object is stored: a GET right after reads it whole', async () => {
+    // Straight to s3rver (the proxy's per-key lock would hide an early acknowledgement).
+    const direct = testClient(`http://127.0.0.1:${s3rver.port}`);
+    try {
+      const body = (i: number) => `${i}:${'x'.repeat(256 * 1024)}`;
+      const keys = Array.from({ length: 12 }, () => key());
+      for (let round = 0; round < 3; round++) {
+        await Promise.all(
+          keys.map(async (k, i) => {
+            const want = body(round * 100 + i);
+            await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: k, Body: want }));
+            const got = await direct.send(new GetObjectCommand({ Bucket: BUCKET, Key: k }));
+            expect(await got.Body?.transformToString('utf-8')).toBe(want);
+          }),
+        );
+      }
+    } finally {
+      direct.destroy();
+    }
+  });
+});

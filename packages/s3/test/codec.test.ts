@@ -1,8 +1,8 @@
 // The stored records: what is written reads back equal, and what does not check out is
 // refused with a reason (the store turns it into `corrupt`).
 import { isSessionKitError } from '@sessionkit/core';
+import { OperationLog } from '@sessionkit/core/adapter';
 import { describe, expect, it } from 'vitest';
-import { shardOf, versionKey } from '../src/keys.js';
 import {
   headerFromJson,
   headerToJson,
@@ -13,7 +13,8 @@ import {
   stateToJson,
   versionFromText,
   versionToText,
-} from '../src/records.js';
+} from '../src/codec.js';
+import { shardOf, versionKey } from '../src/keys.js';
 
 const header = {
   id: 'abc',
@@ -42,9 +43,21 @@ describe('records', () => {
     expect(headerFromJson(JSON.parse(JSON.stringify(headerToJson(header))), 'abc')).toEqual(header);
     expect(stateFromJson(JSON.parse(JSON.stringify(stateToJson(state))), 'abc')).toEqual(state);
     const v = { n: 3, state, tombstone: false, append: [{ role: 'user', content: 'x' }] };
-    expect(versionFromText(versionToText(v), 'abc', 3)).toEqual({ ...v, messages: undefined });
-    const head = { gen: 'g1', n: 3, state, tombstone: true };
+    expect(versionFromText(versionToText(v), 'abc', 3)).toEqual({
+      ...v,
+      messages: undefined,
+      operationId: undefined,
+    });
+    const head = { gen: 'g1', n: 3, state, tombstone: true, operations: new OperationLog() };
     expect(headFromText(headToText(head), 'abc')).toEqual(head);
+    // The operation ids a head remembers come back in order with their results.
+    const operations = new OperationLog();
+    operations.record('op-1', { revision: 2, messageCount: 2, updatedAt: new Date(5) });
+    operations.record('op-2', { revision: 3, messageCount: 3, updatedAt: new Date(9) });
+    const read = headFromText(headToText({ ...head, operations }), 'abc').operations;
+    expect(read.entries()).toEqual(operations.entries());
+    const v2 = { ...v, operationId: 'op-2' };
+    expect(versionFromText(versionToText(v2), 'abc', 3)).toEqual({ ...v2, messages: undefined });
   });
 
   it('refuse records that do not check out, saying why', () => {

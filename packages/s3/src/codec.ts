@@ -1,7 +1,9 @@
-// The JSON records the store writes (versions, heads, index entries) and how they are
-// read back: every read is checked, and a record that does not check out is `corrupt`.
-import type { HistoryLineage, SessionHeader } from '@sessionkit/core/adapter';
-import { assertSaveInput, readLineage } from '@sessionkit/core/adapter';
+// The JSON records the store writes (versions, heads, index entries, search text) and how
+// they are read back: every read is checked, and a record that does not check out is
+// `corrupt`.
+import type { CommitResult } from '@sessionkit/core';
+import type { SessionHeader, SessionState } from '@sessionkit/core/adapter';
+import { OperationLog, readLineage, storedHeaderProblem } from '@sessionkit/core/adapter';
 import { errors } from './errors.js';
 
 /** The format every record carries; readers refuse a newer one. */
@@ -15,20 +17,18 @@ export type JsonHeader = Omit<SessionHeader, 'createdAt' | 'updatedAt' | 'archiv
 };
 
 /**
- * Where a state's messages are: the base (every message before `base.count`, in the
- * version object `base.n` itself, or in the folded snapshot of `base.n` when `folded`),
- * then the messages each later version in `parts` appended, up to its `end`.
+ * Where a state's messages are: the base (the first `base.count` messages of the version
+ * object `base.n` itself, or of the folded snapshot of `base.n` when `folded`), then, for
+ * each later version in `parts`, the first messages it appended, up to `end`. An object
+ * holds more messages than its chain takes only after a truncation dropped the rest.
  */
 export interface Chain {
   base: { n: number; folded: boolean; count: number };
   parts: Array<{ n: number; end: number }>;
 }
 
-/** A session as of one version: everything but the message bodies. */
-export interface State {
-  header: SessionHeader;
-  messageCount: number;
-  lineage: HistoryLineage;
+/** A session as of one version: the kit's `SessionState`, and where its messages are. */
+export interface State extends SessionState {
   chain: Chain;
 }
 
@@ -41,14 +41,20 @@ export interface VersionRecord {
   messages?: unknown[] | undefined;
   /** The messages appended (a part). */
   append?: unknown[] | undefined;
+  /** The commit's operation id, recorded in this version (the write's atomic step). */
+  operationId?: string | undefined;
 }
 
-/** The head: the generation and the newest version the last writer knew of. */
+/**
+ * The head: the generation and the newest version the last writer knew of, with the
+ * operation ids recorded up to that version (those of the versions past it are in them).
+ */
 export interface HeadRecord {
   gen: string;
   n: number;
   state: State;
   tombstone: boolean;
+  operations: OperationLog;
 }
 
 /** One index entry: what a summary needs, and where the session's search text is. */
@@ -71,34 +77,25 @@ export function headerToJson(h: SessionHeader): JsonHeader {
   return out;
 }
 
-const STORED_FIELDS = ['createdAt', 'updatedAt', 'tokenCount', 'costUsd', 'turnCount', 'metadata'];
-
-/** A stored header, checked with core's save rules. Throws `Error(reason)`. */
+/**
+ * A stored header (dates as epoch milliseconds), checked by the kit's one stored-header
+ * rule. Throws `Error(reason)`.
+ */
 export function headerFromJson(raw: unknown, id: string): SessionHeader {
   if (typeof raw !== 'object' || raw === null) throw new Error('header is not an object');
   const j = raw as Record<string, unknown>;
   if (j.id !== id) throw new Error(`header id ${JSON.stringify(j.id)} does not match its key`);
-  const missing = STORED_FIELDS.find((k) => j[k] === undefined);
-  if (missing !== undefined) throw new Error(`header.${missing} is missing`);
   for (const k of ['createdAt', 'updatedAt', 'archivedAt']) {
     if (j[k] !== undefined && typeof j[k] !== 'number')
       throw new Error(`header.${k} is not a time`);
   }
-  const header = {
-    ...j,
-    createdAt: new Date(j.createdAt as number),
-    updatedAt: new Date(j.updatedAt as number),
-  } as SessionHeader;
-  if (j.archivedAt !== undefined) header.archivedAt = new Date(j.archivedAt as number);
-  try {
-    assertSaveInput(errors, { ...header, messages: [], children: [] });
-  } catch (e) {
-    throw new Error(`invalid header: ${(e as Error).message.replace(`${errors.prefix} `, '')}`);
+  const header: Record<string, unknown> = { ...j };
+  for (const k of ['createdAt', 'updatedAt', 'archivedAt']) {
+    if (typeof j[k] === 'number') header[k] = new Date(j[k]);
   }
-  if (!Number.isSafeInteger(header.revision) || header.revision < 1) {
-    throw new Error('header.revision is not a positive integer');
-  }
-  return header;
+  const problem = storedHeaderProblem(id, header);
+  if (problem !== undefined) throw new Error(`invalid header: ${problem}`);
+  return header as unknown as SessionHeader;
 }
 
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -164,6 +161,7 @@ export function versionToText(v: VersionRecord): string {
     ...(v.tombstone ? { tombstone: true } : {}),
     ...(v.messages !== undefined ? { messages: v.messages } : {}),
     ...(v.append !== undefined ? { append: v.append } : {}),
+    ...(v.operationId !== undefined ? { operationId: v.operationId } : {}),
   });
 }
 
@@ -177,12 +175,15 @@ export function versionFromText(text: string, id: string, n: number): VersionRec
       throw new Error('messages is not an array');
     if (v.append !== undefined && !Array.isArray(v.append))
       throw new Error('append is not an array');
+    if (v.operationId !== undefined && typeof v.operationId !== 'string')
+      throw new Error('operationId is not a string');
     return {
       n,
       state,
       tombstone: v.tombstone === true,
       messages: v.messages as unknown[] | undefined,
       append: v.append as unknown[] | undefined,
+      operationId: v.operationId as string | undefined,
     };
   } catch (e) {
     throw errors.corrupt(id, (e as Error).message);
@@ -196,7 +197,53 @@ export function headToText(h: HeadRecord): string {
     n: h.n,
     state: stateToJson(h.state),
     ...(h.tombstone ? { tombstone: true } : {}),
+    ...(h.operations.size > 0 ? { operations: operationsToJson(h.operations) } : {}),
   });
+}
+
+/** The result a version's commit resolved with: its state's revision, count and time. */
+export function resultOf(state: State): CommitResult {
+  return {
+    revision: state.header.revision,
+    messageCount: state.messageCount,
+    updatedAt: new Date(state.header.updatedAt.getTime()),
+  };
+}
+
+/**
+ * `log` with `operationId` recorded as the commit that wrote `state` (a new log; the
+ * oldest id forgotten past `MAX_REMEMBERED_OPERATIONS`). `log` itself when there is no id.
+ */
+export function withOperation(
+  log: OperationLog,
+  operationId: string | undefined,
+  state: State,
+): OperationLog {
+  if (operationId === undefined) return log;
+  const next = new OperationLog();
+  for (const [id, result] of log.entries()) next.record(id, result);
+  next.record(operationId, resultOf(state));
+  return next;
+}
+
+/** A log as stored: `[id, revision, messageCount, updatedAt ms]`, oldest first. */
+function operationsToJson(log: OperationLog): unknown[] {
+  return log.entries().map(([id, r]) => [id, r.revision, r.messageCount, r.updatedAt.getTime()]);
+}
+
+/** A stored log read back (absent: none recorded, as heads of older releases). */
+function operationsFromJson(raw: unknown): OperationLog {
+  const log = new OperationLog();
+  if (raw === undefined) return log;
+  if (!Array.isArray(raw)) throw new Error('head operations are malformed');
+  for (const item of raw) {
+    const [id, revision, messageCount, at] = Array.isArray(item) ? item : [];
+    if (typeof id !== 'string' || !isCount(revision) || !isCount(messageCount) || !isCount(at)) {
+      throw new Error('a head operation is malformed');
+    }
+    log.record(id, { revision, messageCount, updatedAt: new Date(at) });
+  }
+  return log;
 }
 
 /** A head read back. Throws `Error(reason)`. */
@@ -211,6 +258,7 @@ export function headFromText(text: string, id: string): HeadRecord {
     n: h.n as number,
     state: stateFromJson(h.state, id),
     tombstone: h.tombstone === true,
+    operations: operationsFromJson(h.operations),
   };
 }
 
@@ -237,6 +285,29 @@ export function entryFromJson(raw: unknown, id: string): IndexEntry | undefined 
       n: e.n as number,
       chain: state.chain,
     };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The format of search-text objects: one lower-cased text per message (`searchTextsOf`). */
+export const TEXT_FORMAT = 2;
+
+/** A search-text object's contents. */
+export function textsToText(texts: string[]): string {
+  return JSON.stringify({ format: TEXT_FORMAT, texts });
+}
+
+/**
+ * The per-message texts of a search-text object, or `undefined` when it must be rebuilt
+ * from the messages: unreadable, or of format 1 (one string for all of a version's
+ * messages, written by the previous release with its narrower reading of message text).
+ */
+export function textsFromText(text: string): string[] | undefined {
+  try {
+    const raw = JSON.parse(text) as { format?: unknown; texts?: unknown };
+    if (raw.format !== TEXT_FORMAT || !Array.isArray(raw.texts)) return undefined;
+    return raw.texts.every((t) => typeof t === 'string') ? (raw.texts as string[]) : undefined;
   } catch {
     return undefined;
   }
