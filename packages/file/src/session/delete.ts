@@ -111,6 +111,7 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
   if (cachedTip) ctx.keptFiles.drop(sp.log(cachedTip.snapRev));
   ctx.keptFiles.drop(sp.search);
   ctx.forgetTip(id);
+  ctx.operations.delete(id);
   ctx.eventTails.delete(id);
   ctx.searchStale.delete(id);
   await appendIndexRecords(ctx, [delRecord(id)], id);

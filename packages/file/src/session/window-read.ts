@@ -174,8 +174,7 @@ function tailRecords(
   let start = -1;
   while (end > 0) {
     const r = log.recordBefore(end);
-    // A truncation breaks the chain of counts: the caller reads the session whole.
-    if (!r || r.meta.truncate !== undefined) return undefined;
+    if (!r) return undefined;
     const prev = records[records.length - 1];
     if (prev) {
       if (r.meta.seq !== prev.meta.seq - 1) return undefined;
@@ -185,11 +184,15 @@ function tailRecords(
     }
     records.push(r);
     end = r.start;
+    // The record holds message `start`: nothing older is needed, a truncation before it
+    // included (the record's messages sit at its own positions). A truncation in the way
+    // of an older message breaks the chain of counts: the caller reads the session whole.
+    if (r.meta.messageCount - r.meta.appended <= start) break;
+    if (r.meta.truncate !== undefined) return undefined;
     if (r.meta.seq === 1) {
       if (end !== 0 || r.meta.messageCount - r.meta.appended !== snapCount) return undefined;
       break;
     }
-    if (r.meta.messageCount - r.meta.appended <= start) break;
   }
   const last = records[0];
   return { records, messageCount: last ? last.meta.messageCount : snapCount };
@@ -295,8 +298,15 @@ function readOpened(
   if (tail.records.length === 0) bounds = windowBounds(window, snapCount);
   const { start, end } = bounds;
   const out: unknown[] = [];
-  if (start < snapCount) {
-    if (!tabled) return 'fallback';
+  // Messages before the oldest record read come from the snapshot. Only a walk that
+  // reached the log's first record gets here with such messages (it stops once a record
+  // holds `start`), so every record was checked to only append: then `base` is the
+  // snapshot's count. A walk that stopped earlier needs nothing older, even when an older
+  // record truncated the snapshot's messages.
+  const oldest = tail.records[tail.records.length - 1];
+  const base = oldest ? oldest.meta.messageCount - oldest.meta.appended : snapCount;
+  if (start < base) {
+    if (!tabled || base !== snapCount) return 'fallback';
     const part = snapshotRange(
       snapFd,
       snapSize,
