@@ -1,6 +1,7 @@
 // A commit, by the kit's `planCommit`: one record appended to the commit log (its
 // truncation and operation id in the record itself), or for `replace` a new snapshot;
-// then the search text and the index entry.
+// then the search text (a truncation appends a cut of the dropped messages' text) and the
+// index entry.
 
 import type { CommitInput, CommitResult } from '@sessionkit/core';
 import { planCommit, throwIfAborted } from '@sessionkit/core/adapter';
@@ -15,6 +16,7 @@ import {
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 import { appendLogRecord, type StateAfter } from './commit-log.js';
+import { readMessageWindow } from './history-read.js';
 import { copyOperations, operationsOf } from './operations.js';
 import { writeSnapshot } from './snapshot.js';
 import { readSessionTip } from './tip.js';
@@ -58,6 +60,18 @@ export async function commitLocked(
     await writeSnapshot(ctx, id, after.header, after.lineage, change.replace, ops);
     await writeSearchFile(ctx, id, change.replace);
   } else {
+    // A truncation's dropped messages, read before the write (a window of the log's tail
+    // while it holds them): their text is cut from the search text.
+    const dropped =
+      change.keep < tip.messageCount
+        ? (
+            await readMessageWindow(ctx, id, {
+              kind: 'range',
+              offset: change.keep,
+              limit: undefined,
+            })
+          ).messages
+        : [];
     const truncated = change.keep < tip.messageCount;
     // The search text and the index record are prepared while a thread-pool fdatasync of
     // the log runs; the index record is still appended only once the commit is durable.
@@ -69,14 +83,11 @@ export async function commitLocked(
       change.append,
       'commit',
       () => {
-        if (!truncated) appendSearchQuietly(ctx, id, change.append);
+        appendSearchQuietly(ctx, id, change.append, dropped);
         indexed = index();
       },
       { truncate: truncated ? change.keep : undefined, operationId, result },
     );
-    // Dropped messages leave the search text: it is rewritten from the history now kept
-    // (derived data; on failure it stays marked and is rewritten again below or later).
-    if (truncated) ctx.searchStale.add(id);
   }
   await appendIndexRecords(
     ctx,
@@ -92,10 +103,10 @@ export async function commitLocked(
  * failing: it is derived data, and the commit itself goes on and is durable. The search
  * text is then rewritten whole after the commit (or by the next one, or `repair()`).
  */
-function appendSearchQuietly(ctx: StoreContext, id: string, append: unknown[]) {
-  if (append.length === 0 || ctx.searchStale.has(id)) return;
+function appendSearchQuietly(ctx: StoreContext, id: string, append: unknown[], dropped: unknown[]) {
+  if ((append.length === 0 && dropped.length === 0) || ctx.searchStale.has(id)) return;
   try {
-    appendSearchFile(ctx, id, append);
+    appendSearchFile(ctx, id, append, dropped);
   } catch {
     ctx.searchStale.add(id);
   }
