@@ -2,7 +2,14 @@
 // history) and `merge` (a child's history fast-forwarded into its parent), by the kit's
 // plans. `delete` and its promotions are in `delete.ts`.
 
-import { mergeTarget, planBranch, planClone, planMergeInto } from '@sessionkit/core/adapter';
+import {
+  LOST_RACE,
+  mergeTarget,
+  planBranch,
+  planClone,
+  planMergeInto,
+  retryLostRaces,
+} from '@sessionkit/core/adapter';
 import { entryOf, type HeaderJson, headerFromJson, headerToJson } from '../format/records.js';
 import { appendIndexRecords, putRecord } from '../index-log/append.js';
 import { writeSearchFile } from '../search/search-file.js';
@@ -80,14 +87,20 @@ const MERGE_ATTEMPTS = 50;
  * `invalid_argument` for a root, `not_found`.
  */
 export async function mergeSession(ctx: StoreContext, childId: string): Promise<CreatedSession> {
-  for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
+  const race = {
+    errors,
+    operation: 'merge',
+    sessionId: childId,
+    maxRetries: MERGE_ATTEMPTS - 1,
+    exhausted: () => errors.unavailable(`merge: session "${childId}" kept being re-parented`),
+  };
+  return retryLostRaces(race, async () => {
     const child = await readSessionTip(ctx, childId, 'reader');
     const parentId = mergeTarget(errors, { ...child, header: headerFromJson(child.header) });
     const done = await lockForWrite(ctx, parentId, () => mergeLocked(ctx, childId, parentId));
     // The child was promoted to another parent meanwhile: merge into that one.
-    if (done !== undefined) return done;
-  }
-  throw errors.unavailable(`merge: session "${childId}" kept being re-parented`);
+    return done ?? LOST_RACE;
+  });
 }
 
 /** The merge itself, under the parent's lock; `undefined` when the child moved. */
