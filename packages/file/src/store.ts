@@ -223,8 +223,7 @@ export class FileStore<M = Message> extends BaseStore<M> implements FullStore<M>
     type: string,
     payload: JsonValue,
   ): Promise<SessionEvent> {
-    const body = Buffer.from(JSON.stringify(payload), 'utf8');
-    return lockForWrite(this.#ctx, id, () => appendEvent(this.#ctx, id, type, body));
+    return lockForWrite(this.#ctx, id, () => appendEvent(this.#ctx, id, type, payload));
   }
 
   protected override readEvents(id: string, after: number, limit: number | undefined) {
