@@ -86,8 +86,8 @@ export interface LogMeta {
   /**
    * Format 5, a commit's `truncate`: the record first keeps only the first `truncate`
    * messages of the history before it, then appends its own (`messageCount = truncate +
-   * appended`). Readers of format 5 apply it; windows and folds that meet one read the
-   * session whole.
+   * appended`). Readers of format 5 apply it; from format 6 windows take each position
+   * from the newest record holding it, and folds splice the kept prefix of the bytes.
    */
   truncate?: number;
   /**

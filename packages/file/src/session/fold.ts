@@ -88,6 +88,22 @@ function spliceFromFiles(
   return spliceFold(id, snapBuf, logBuf, tip);
 }
 
+/** Drops the last `drop` messages of `pieces` (whole pieces, then a prefix of one). */
+function cutPieces(pieces: BodyPiece[], drop: number): void {
+  for (let left = drop; left > 0; ) {
+    const last = pieces[pieces.length - 1];
+    if (!last) return; // cannot be: the counts add up; spliceBodies's count check catches it
+    const kept = last.keep ?? last.count;
+    if (kept <= left) {
+      pieces.pop();
+      left -= kept;
+    } else {
+      last.keep = kept - left;
+      left = 0;
+    }
+  }
+}
+
 /**
  * The messages of a snapshot (`snapBuf`) and its log (`logBuf`, valid up to
  * `tip.logSize`) as one snapshot body with its offset table, built from the stored bytes
@@ -128,8 +144,13 @@ export function spliceFold(
     if (m.seq !== seq || headerShapeProblem(m.header, id) || m.header.revision < header.revision)
       return undefined;
     if (m.appended === 0 && f.bodyEnd !== f.bodyStart) return undefined;
-    // A truncation drops stored messages: the fold goes through a full load.
-    if (m.truncate !== undefined) return undefined;
+    if (m.truncate !== undefined) {
+      // A truncation keeps a prefix: the pieces before it are cut, their bytes unparsed.
+      if (!Number.isSafeInteger(m.truncate) || m.truncate < 0 || m.truncate > count)
+        return undefined;
+      cutPieces(pieces, count - m.truncate);
+      count = m.truncate;
+    }
     if (m.appended > 0) {
       pieces.push({
         bytes: logBuf.subarray(f.bodyStart, f.bodyEnd),
