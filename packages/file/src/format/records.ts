@@ -181,8 +181,8 @@ export function summaryFromEntry(e: IndexEntryJson, children: string[]): Session
 /**
  * Why `h` is not a usable stored header of session `id`, or `undefined`: core's strict
  * rule (`storedHeaderProblem`: every field present and valid as `create` and `save` would
- * accept it, an unknown status included) over the header with its epoch-ms dates decoded.
- * For the header a read returns (a snapshot's, a tip's, a load's last); the records a
+ * accept it: types, text caps, dates, counter ranges) over the header with its epoch-ms
+ * dates decoded. For the header a read returns (a snapshot's, a tip's, a load's last); the records a
  * load passes over are checked by `headerShapeProblem`.
  */
 export function headerProblem(h: unknown, id: string): string | undefined {
