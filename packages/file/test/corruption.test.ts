@@ -3,7 +3,8 @@ import { promises as fsp, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodeFrame } from '../src/format/frame.js';
+import { encodeFrame, parseFrames } from '../src/format/frame.js';
+import type { SnapshotMeta } from '../src/format/records.js';
 import { FileStore } from '../src/index.js';
 import { snapshotsOf, tempDir } from './helpers.js';
 
@@ -59,6 +60,26 @@ afterEach(async () => {
 });
 
 describe('corruption', () => {
+  it('a stored header that the strict check refuses (a counter out of range) is corrupt', async () => {
+    await store.create({ id: 'odd', messages: turn(0) });
+    const [snap] = snapshotsOf(dir, 'odd');
+    const bytes = await fsp.readFile(snap!);
+    const [first] = parseFrames<SnapshotMeta>(bytes).frames;
+    // The snapshot frame again, a counter no write accepts in its header, checksums right.
+    const meta = { ...first!.meta, header: { ...first!.meta.header, tokenCount: -5 } };
+    const body = bytes.subarray(first!.bodyStart, first!.bodyEnd);
+    const rest = bytes.subarray(first!.bodyEnd + 8); // after the frame's 8-byte tail
+    await fsp.writeFile(snap!, Buffer.concat([encodeFrame(meta, body), rest]));
+    const reader = new FileStore({ dir });
+    try {
+      await expectCorrupt(reader.load('odd'), 'odd', /tokenCount/);
+      await expectCorrupt(reader.loadMessages('odd', { last: 1 }), 'odd', /tokenCount/);
+      await expectCorrupt(reader.commit('odd', { append: turn(1) }), 'odd', /tokenCount/);
+    } finally {
+      await reader.close();
+    }
+  });
+
   it('a truncated snapshot is corrupt; repair reports it and keeps the rest', async () => {
     await store.create({ id: 'good', messages: turn(0) });
     await store.create({ id: 'bad', messages: turn(1) });

@@ -7,6 +7,7 @@ import { searchTextOf } from '@sessionkit/core/adapter';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeSearchFile } from '../src/format/search-codec.js';
 import { FileStore } from '../src/index.js';
+import { spliceFold } from '../src/session/fold.js';
 import { snapshotsOf, tempDir } from './helpers.js';
 
 let root: string;
@@ -18,6 +19,43 @@ afterEach(() => {
 });
 
 describe('folding the log into a snapshot', () => {
+  it('splices through truncations: the kept prefix of the bytes, exactly what a load builds', async () => {
+    const dir = join(root, 'cut');
+    const store = new FileStore({ dir, snapshotEvery: 1_000_000 });
+    try {
+      const m = (i: number) => ({ role: 'user', content: `m${i} "x" ]` }) as Message;
+      await store.create({ id: 'c', messages: [m(0), m(1), m(2), m(3)] });
+      await store.commit('c', { append: [m(4), m(5)] });
+      await store.commit('c', { truncate: 5, append: [m(6)] }); // cuts the record before
+      await store.commit('c', { truncate: 2 }); // into the snapshot
+      await store.commit('c', { append: [m(7), m(8)] });
+      await store.commit('c', { truncate: 3, append: [m(9)] }); // inside a record
+      const expected = [m(0), m(1), m(7), m(9)];
+      expect((await store.load('c')).messages).toEqual(expected);
+      const snap = readFileSync(snapshotsOf(dir, 'c')[0]!);
+      const logName = readdirSync(join(dir, 'sessions', 'c')).find((n) => n.startsWith('log-'))!;
+      const log = readFileSync(join(dir, 'sessions', 'c', logName));
+      const spliced = spliceFold('c', snap, log, {
+        logSize: log.length,
+        logRecords: 5,
+        messageCount: 4,
+      });
+      expect(spliced?.tabled.count).toBe(4);
+      expect(JSON.parse(spliced!.tabled.body.toString('utf8'))).toEqual(expected);
+      // Every message's offset and CRC in the new table: a window reads them back.
+      const folded = new FileStore({ dir, snapshotEvery: 1 });
+      await folded.commit('c', { truncate: 4, append: [m(10)] });
+      expect(snapshotsOf(dir, 'c')).toEqual([expect.stringMatching(/snap-7\.skr$/)]);
+      const reader = new FileStore({ dir });
+      expect(await reader.loadMessages('c', { offset: 1, limit: 3 })).toEqual([m(1), m(7), m(9)]);
+      expect(await reader.loadMessages('c')).toEqual([...expected, m(10)]);
+      await reader.close();
+      await folded.close();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('splices stored bytes into exactly the transcript a full load builds', async () => {
     const store = new FileStore({ dir: join(root, 'fold'), snapshotEvery: 3 });
     try {

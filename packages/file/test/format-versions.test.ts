@@ -1,4 +1,4 @@
-// Format versions (format/version.ts, format/legacy-v1.ts, store/open.ts): format 1 read in place,
+// Format versions (format/version.ts, format/legacy-v1.ts, store/prepare.ts): format 1 read in place,
 // format 2 upgraded on open, newer formats refused.
 import { cpSync, promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { isSessionKitError, type Message } from '@sessionkit/core';
 import { describe, expect, it } from 'vitest';
 import { parseFrames } from '../src/format/frame.js';
 import type { SnapshotMeta } from '../src/format/records.js';
-import { decodeSearchFile, isChunkedSearch } from '../src/format/search-codec.js';
+import { decodeSearchFile, encodeSearchFile, isChunkedSearch } from '../src/format/search-codec.js';
 import { FileStore, FORMAT_VERSION } from '../src/index.js';
 import { codeOf, msg, snapshotsOf, tempFolders } from './helpers.js';
 
@@ -134,7 +134,7 @@ describe('format 2 → 3', () => {
 });
 
 describe('format 3 → 4', () => {
-  it('upgrades a format-3 folder written by the previous version without rewriting it', async () => {
+  it('upgrades a format-3 folder: its search files are rebuilt as chunks on open', async () => {
     const dir = freshDir();
     cpSync(join(here, 'fixtures', 'format-v3'), dir, { recursive: true });
     const plain = readFileSync(searchFile(dir, 'v3-root'));
@@ -144,20 +144,19 @@ describe('format 3 → 4', () => {
     expect((await s.list({ query: 'okapi' })).map((x) => x.id)).toEqual(['v3-root']);
     expect((await s.list({ query: 'zebraagiraffe' })).map((x) => x.id)).toEqual([]);
     expect(JSON.parse(readFileSync(join(dir, 'format.json'), 'utf8')).version).toBe(FORMAT_VERSION);
-    // Opening rewrote nothing: the plain search file is read as it is.
-    expect(readFileSync(searchFile(dir, 'v3-root')).equals(plain)).toBe(true);
+    // Opening rebuilt the search text (format 6 reads message parts), as compressed chunks.
+    expect(isChunkedSearch(readFileSync(searchFile(dir, 'v3-root')))).toBe(true);
+    expect(searchText(dir, 'v3-root')).toBe('Ahello zebraAgiraffeAokapi');
     expect((await s.list()).map((x) => [x.id, x.messageCount])).toEqual([
       ['v3-empty', 0],
       ['v3-root', 3],
     ]);
-    // The next append turns the file into compressed chunks holding the whole text.
+    // The next append adds its chunk.
     await s.commit('v3-root', { append: [msg('Quagga')] });
-    expect(isChunkedSearch(readFileSync(searchFile(dir, 'v3-root')))).toBe(true);
     expect(searchText(dir, 'v3-root')).toBe('Ahello zebraAgiraffeAokapiAquagga');
     for (const query of ['zebra', 'quagga']) {
       expect((await s.list({ query })).map((x) => x.id)).toEqual(['v3-root']);
     }
-    // An empty format-3 search file gets the magic with its first chunk.
     await s.commit('v3-empty', { append: [msg('Tapir')] });
     expect(searchText(dir, 'v3-empty')).toBe('Atapir');
     expect((await s.load('v3-root')).messages).toHaveLength(4);
@@ -230,5 +229,39 @@ describe('format 3 → 4', () => {
     const again = new FileStore({ dir });
     expect((await again.load('v4-root')).messages).toHaveLength(9);
     await again.close();
+  });
+
+  it('upgrades a format-5 folder: search text written without message parts is rebuilt', async () => {
+    const dir = join(fresh(), 'v5');
+    const writer = new FileStore({ dir });
+    const parts = {
+      id: 'ui-1',
+      role: 'user',
+      parts: [{ type: 'text', text: 'Where do axolotls live?' }],
+    };
+    await writer.create({ id: 'v5-parts', title: 'Parts', messages: [parts as never] });
+    await writer.create({ id: 'v5-plain', messages: [msg('a plain capybara')] });
+    await writer.close();
+    // What the previous release (format 5) left: its format.json, and search text that
+    // knew string `content` and `content[].text` only — nothing of `parts`.
+    await fsp.writeFile(
+      join(dir, 'format.json'),
+      `${JSON.stringify({ format: 'sessionkit-file', version: 5 })}\n`,
+    );
+    await fsp.writeFile(searchFile(dir, 'v5-parts'), encodeSearchFile(''));
+    const store = new FileStore({ dir });
+    expect((await store.list({ query: 'axolotls' })).map((s) => s.id)).toEqual(['v5-parts']);
+    expect((await store.list({ query: 'capybara' })).map((s) => s.id)).toEqual(['v5-plain']);
+    expect(searchText(dir, 'v5-parts')).toContain('where do axolotls live?');
+    const format = JSON.parse(await fsp.readFile(join(dir, 'format.json'), 'utf8'));
+    expect(format.version).toBe(FORMAT_VERSION);
+    // Its sessions go on: a commit with an operation id is remembered across a reopen.
+    const op = { operationId: 'after-upgrade', append: [msg('more')] };
+    const first = await store.commit('v5-plain', op);
+    await store.close();
+    const reopened = new FileStore({ dir });
+    expect((await reopened.commit('v5-plain', op)).revision).toBe(first.revision);
+    expect(await reopened.loadMessages('v5-plain')).toHaveLength(2);
+    await reopened.close();
   });
 });

@@ -30,15 +30,8 @@ export function snapshotsOf(dir: string, id: string): string[] {
     .map((n) => join(dir, 'sessions', id, n));
 }
 
-// Until this adapter is on the kit's base class: the specs of operation ids, truncate,
-// signals, input read once and the model (which commits with both) are left out: the adapter
-// rejects operationId and truncate.
-const PENDING_SPECS: readonly string[] = ['operations', 'truncate', 'signal', 'input', 'model'];
-
-/** The conformance specs this adapter runs (every run of the suite on it uses these). */
-export const fileConformanceSpecs: SpecName[] = SPEC_NAMES.filter(
-  (s) => !PENDING_SPECS.includes(s),
-);
+/** The conformance specs this adapter runs: all of them. */
+export const fileConformanceSpecs: SpecName[] = [...SPEC_NAMES];
 
 /** Folders the open-store spec's URLs named, removed when the suite ends. */
 const urlDirs: string[] = [];

@@ -1,4 +1,4 @@
-// Store options and lifecycle (options.ts, file-store.ts): bad options, unusable folders, close.
+// Store options and lifecycle (options.ts, store.ts): bad options, unusable folders, close.
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -4,6 +4,7 @@ import { inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
   decodeSearchFile,
+  encodeCutChunk,
   encodeSearchChunk,
   encodeSearchFile,
   encodeStoredChunk,
@@ -13,6 +14,27 @@ import {
 } from '../src/format/search-codec.js';
 
 describe('search codec', () => {
+  it('a cut drops the end of the text before it; a merge meeting one rewrites the file', () => {
+    const file = Buffer.concat([
+      encodeSearchFile('Aone'),
+      encodeStoredChunk('AtwoAthree'),
+      encodeCutChunk('Athree'.length),
+      encodeStoredChunk('Afour'),
+      encodeCutChunk(99), // past the start: everything before it goes
+      encodeStoredChunk('Afive'),
+    ]);
+    expect(decodeSearchFile(file)).toEqual({ text: 'Afive', chunks: 6, damaged: false });
+    const short = Buffer.concat([encodeSearchFile('AoneAtwo'), encodeCutChunk(4)]);
+    expect(decodeSearchFile(short).text).toBe('Aone');
+    expect(storedTailBytes(short)).toBe(13);
+    const merged = mergeNewestChunks(short, 1);
+    expect(merged && decodeSearchFile(merged)).toEqual({ text: 'Aone', chunks: 1, damaged: false });
+    // A cut whose checksum fails is damage: skipped, the rest still read.
+    const bad = Buffer.concat([encodeSearchFile('Aone'), encodeCutChunk(2)]);
+    bad[bad.length - 1]! ^= 0xff;
+    expect(decodeSearchFile(bad)).toMatchObject({ text: 'Aone', damaged: true });
+  });
+
   it('chunks concatenate to the text; plain (format 3) files read as they are', () => {
     const file = Buffer.concat([encodeSearchFile('Aone'), encodeSearchChunk('Atwo')]);
     expect(decodeSearchFile(file)).toEqual({ text: 'AoneAtwo', chunks: 2, damaged: false });

@@ -3,6 +3,7 @@
 
 import { promises as fsp } from 'node:fs';
 import type { JsonValue, SessionEvent } from '@sessionkit/core';
+import { planEvent } from '@sessionkit/core/adapter';
 import { encodeFrame, frameBody, parseFrames } from '../format/frame.js';
 import type { EventMeta } from '../format/records.js';
 import { FORMAT_VERSION } from '../format/version.js';
@@ -14,26 +15,29 @@ import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 
 /**
- * Appends an event (fsync'd) with the next sequence, cutting off a torn final record
- * first. The caller holds the session lock; `body` is the payload's JSON.
+ * Appends an event (fsync'd) by the kit's `planEvent` (the next sequence, the session's
+ * revision, now), cutting off a torn final record first. The caller holds the session
+ * lock; `payload` is the validated copy.
  */
 export async function appendEvent(
   ctx: StoreContext,
   id: string,
   type: string,
-  body: Buffer,
+  payload: JsonValue,
 ): Promise<SessionEvent> {
+  const body = Buffer.from(JSON.stringify(payload), 'utf8');
   const tip = await readSessionTip(ctx, id, 'writer');
   const path = ctx.sessionPaths(id).events;
   const handle = openFd(path, 'a', 0o600);
   try {
     const st = await handle.stat();
     const last = await lastEventSequence(ctx, id, path, Number(st.ino), st.size);
+    const event = planEvent(tip.header.revision, last.sequence, type, payload);
     const meta: EventMeta = {
       v: FORMAT_VERSION,
-      sequence: last.sequence + 1,
-      revision: tip.header.revision,
-      at: Date.now(),
+      sequence: event.sequence,
+      revision: event.revision,
+      at: event.at.getTime(),
       type,
     };
     if (last.validEnd < st.size) await handle.truncate(last.validEnd);
@@ -45,13 +49,7 @@ export async function appendEvent(
       size: last.validEnd + frame.length,
       sequence: meta.sequence,
     });
-    return {
-      sequence: meta.sequence,
-      revision: meta.revision,
-      at: new Date(meta.at),
-      type,
-      payload: JSON.parse(body.toString('utf8')) as JsonValue,
-    };
+    return event;
   } finally {
     await handle.close();
   }

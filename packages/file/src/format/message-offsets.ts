@@ -66,6 +66,8 @@ export interface BodyPiece {
   table?: Buffer | undefined;
   /** Byte size of each message (a log record's `sizes`), when there is no table. */
   sizes?: readonly number[] | undefined;
+  /** Only the first this many of its messages are kept (a later truncation cut it). */
+  keep?: number | undefined;
 }
 
 /**
@@ -85,15 +87,20 @@ export function spliceBodies(pieces: readonly BodyPiece[]): TabledBody | undefin
       if (b.length !== 2) return undefined;
       continue;
     }
+    const kept = piece.keep ?? piece.count;
+    if (kept < 0 || kept > piece.count) return undefined;
+    if (kept === 0) continue;
     if (inner.length > 0) pos += 1; // the comma between pieces
     const local = localOffsets(piece);
     if (!local) return undefined;
-    for (let i = 0; i < piece.count; i++) {
+    for (let i = 0; i < kept; i++) {
       starts.push(pos + local.starts[i]! - 1);
       crcs.push(local.crcs[i]!);
     }
-    inner.push(b.subarray(1, b.length - 1));
-    pos += b.length - 2;
+    // Up to the `,` after the last kept message (message i ends one byte before i + 1).
+    const end = kept < piece.count ? local.starts[kept]! - 1 : b.length - 1;
+    inner.push(b.subarray(1, end));
+    pos += end - 1;
   }
   const count = starts.length;
   const length = pos + 1;

@@ -2,7 +2,7 @@
 // offset-table, commit-log, event and index records.
 
 import type { JsonValue, Session, SessionSummary } from '@sessionkit/core';
-import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { type HistoryLineage, storedHeaderProblem } from '@sessionkit/core/adapter';
 
 /** A session header as stored: every field but messages and children; dates in epoch ms. */
 export interface HeaderJson {
@@ -37,7 +37,21 @@ export interface SnapshotMeta {
   messageCount: number;
   /** Merge lineage (format 3); absent in older snapshots (`readLineage(undefined)`). */
   lineage?: HistoryLineage;
+  /**
+   * Format 6: the session's last `MAX_REMEMBERED_OPERATIONS` operation ids with the result
+   * each resolves with, oldest first; absent when there are none. The log's records after
+   * the snapshot carry the newer ones (`LogMeta.op`).
+   */
+  ops?: StoredOperation[];
 }
+
+/** An operation id as a snapshot keeps it, with its commit's result (epoch ms). */
+export type StoredOperation = [
+  id: string,
+  revision: number,
+  messageCount: number,
+  updatedAt: number,
+];
 
 /**
  * Meta of a format-3 snapshot's second frame. Its body is the binary offset table:
@@ -72,15 +86,15 @@ export interface LogMeta {
   /**
    * Format 5, a commit's `truncate`: the record first keeps only the first `truncate`
    * messages of the history before it, then appends its own (`messageCount = truncate +
-   * appended`). Readers of format 5 apply it; windows and folds that meet one read the
-   * session whole.
+   * appended`). Readers of format 5 apply it; from format 6 windows take each position
+   * from the newest record holding it, and folds splice the kept prefix of the bytes.
    */
   truncate?: number;
   /**
-   * Format 5, a commit's `operationId`: recorded in the same record as the write it names
-   * (so in the same atomic step, and in the commit journal with it); the record's header
-   * gives the result a repeat resolves with. A fold carries the last 1,000 into the new
-   * snapshot (see the README's _Layout_).
+   * A commit's `operationId` (written from format 6 on): recorded in the same record as
+   * the write it names (so in the same atomic step, and in the commit journal with it);
+   * the record's header and `messageCount` give the result a repeat resolves with. A new
+   * snapshot carries the last 1,000 in its meta (`SnapshotMeta.ops`).
    */
   op?: string;
 }
@@ -164,20 +178,48 @@ export function summaryFromEntry(e: IndexEntryJson, children: string[]): Session
   return { ...headerFromJson(header), messageCount, children };
 }
 
-/** Why `h` is not a usable stored header, or `undefined`. */
+/**
+ * Why `h` is not a usable stored header of session `id`, or `undefined`: core's strict
+ * rule (`storedHeaderProblem`: every field present and valid as `create` and `save` would
+ * accept it: types, text caps, dates, counter ranges) over the header with its epoch-ms
+ * dates decoded. For the header a read returns (a snapshot's, a tip's, a load's last); the records a
+ * load passes over are checked by `headerShapeProblem`.
+ */
 export function headerProblem(h: unknown, id: string): string | undefined {
-  if (typeof h !== 'object' || h === null) return 'header is missing';
+  const shape = headerShapeProblem(h, id);
+  if (shape !== undefined) return shape;
+  const r = h as Record<string, unknown>;
+  if (r.archivedAt !== undefined && !isFiniteNumber(r.archivedAt))
+    return 'header.archivedAt is not a number';
+  const decoded: Record<string, unknown> = {
+    ...r,
+    createdAt: new Date(r.createdAt as number),
+    updatedAt: new Date(r.updatedAt as number),
+  };
+  if (r.archivedAt !== undefined) decoded.archivedAt = new Date(r.archivedAt as number);
+  return storedHeaderProblem(id, decoded);
+}
+
+/**
+ * Why `h` does not even have a stored header's shape (the id, the types of the fields a
+ * read relies on, a positive revision), or `undefined`. Cheap: for every record a load
+ * or fold passes over.
+ */
+export function headerShapeProblem(h: unknown, id: string): string | undefined {
+  if (typeof h !== 'object' || h === null || Array.isArray(h)) return 'header is missing';
   const r = h as Record<string, unknown>;
   if (r.id !== id) return `header id ${JSON.stringify(r.id)} does not match the folder`;
   for (const k of ['title', 'folder', 'model', 'provider', 'status'])
     if (typeof r[k] !== 'string') return `header.${k} is not a string`;
   for (const k of ['createdAt', 'updatedAt', 'tokenCount', 'costUsd', 'turnCount'])
-    if (typeof r[k] !== 'number' || !Number.isFinite(r[k])) return `header.${k} is not a number`;
+    if (!isFiniteNumber(r[k])) return `header.${k} is not a number`;
   if (typeof r.revision !== 'number' || !Number.isSafeInteger(r.revision) || r.revision < 1)
     return 'header.revision is not a positive integer';
   if (typeof r.metadata !== 'object' || r.metadata === null) return 'header.metadata is missing';
   return undefined;
 }
+
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** The index entry of a session whose header is `header` and history `messageCount` long. */
 export function entryOf(header: HeaderJson, messageCount: number): IndexEntryJson {

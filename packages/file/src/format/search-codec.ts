@@ -4,6 +4,9 @@
 // deflate blocks; once stored chunks add up they are merged with the small chunks before
 // them into one compressed chunk (`mergeNewestChunks`), as a fold does; a rewrite stores
 // the whole text as one compressed chunk. The text is the chunks' texts concatenated.
+// Format 6 adds "C" chunks: a truncation's cut (u32 LE: how many UTF-16 code units of the
+// text so far it drops from the end), so a commit that drops messages appends a few bytes
+// instead of rewriting the text; a merge meeting one rewrites the file as one chunk.
 // Format 5 compresses with Brotli ("B" chunks: its window of up to 4 MiB finds the
 // repeats of a long conversation that deflate's 32 KiB cannot); format 4's raw-deflate
 // chunks ("Z") are read as they are. Format 3 stored the text itself, uncompressed; such
@@ -23,6 +26,7 @@ import { crc32 } from './crc32.js';
 export const SEARCH_MAGIC = Buffer.from('SKS4', 'latin1');
 const CHUNK_MARK = 0x5a; // "Z": raw deflate (stored blocks, or format 4's compressed ones)
 const BROTLI_MARK = 0x42; // "B": Brotli (format 5)
+const CUT_MARK = 0x43; // "C": drop the end of the text before it (format 6)
 /** Brotli quality of merges and rewrites: about deflate's speed, far fewer bytes. */
 const BROTLI_QUALITY = 5;
 const CHUNK_HEAD = 9;
@@ -111,6 +115,17 @@ function chunkOf(packed: Buffer, mark: number): Buffer {
 }
 
 /**
+ * A chunk that drops the last `units` UTF-16 code units of the text before it: the search
+ * text of the messages a truncation dropped (core's `searchTextOf` of them is exactly the
+ * end of the session's text).
+ */
+export function encodeCutChunk(units: number): Buffer {
+  const packed = Buffer.allocUnsafe(4);
+  packed.writeUInt32LE(units, 0);
+  return chunkOf(packed, CUT_MARK);
+}
+
+/**
  * A whole search file holding `text` (one chunk, compressed or `stored`; none when `text`
  * is empty).
  */
@@ -137,18 +152,28 @@ export function decodeSearchFile(buf: Buffer): DecodedSearch {
   if (!isChunkedSearch(buf)) return { text: buf.toString('utf8'), chunks: 0, damaged: false };
   const parts: string[] = [];
   let damaged = false;
+  let chunks = 0;
   let pos = SEARCH_MAGIC.length;
   while (pos < buf.length) {
-    const text = chunkAt(buf, pos);
-    if (text === undefined) {
+    const span = checkedChunkAt(buf, pos);
+    const text = span && !span.cut ? inflateChunk(buf, span) : undefined;
+    if (span === undefined || (text === undefined && !span.cut)) {
       damaged = true;
       pos++;
       continue;
     }
-    parts.push(text.text);
-    pos = text.end;
+    chunks++;
+    pos = span.end;
+    if (text !== undefined) {
+      parts.push(text);
+      continue;
+    }
+    const joined = parts.join('');
+    const drop = packedOf(buf, span).readUInt32LE(0);
+    parts.length = 0;
+    parts.push(joined.slice(0, Math.max(0, joined.length - drop)));
   }
-  return { text: parts.join(''), chunks: parts.length, damaged };
+  return { text: parts.join(''), chunks, damaged };
 }
 
 /** Where a whole, checksummed chunk lies in a format-4 file. */
@@ -157,6 +182,8 @@ interface ChunkSpan {
   end: number;
   /** A Brotli chunk (else raw deflate). */
   brotli: boolean;
+  /** A cut (`encodeCutChunk`), no text of its own. */
+  cut: boolean;
 }
 
 /**
@@ -173,6 +200,8 @@ interface ChunkSpan {
 export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | undefined {
   const spans = chunkSpans(buf);
   if (!spans) return undefined;
+  // A cut reaches back into any chunk before it: the whole text becomes one chunk.
+  if (spans.some((s) => s.cut)) return encodeSearchFile(decodeSearchFile(buf).text);
   // Back from the end, each chunk read once: stored ones and small compressed ones join.
   const texts: string[] = [];
   let stored = false;
@@ -203,7 +232,8 @@ export function storedTailBytes(buf: Buffer): number | undefined {
   let bytes = 0;
   for (let i = spans.length - 1; i >= 0; i--) {
     const span = spans[i]!;
-    if (span.brotli || storedData(packedOf(buf, span)) === undefined) break;
+    // A cut counts as stored: it is merged (and the file rewritten) with them.
+    if (!span.cut && (span.brotli || storedData(packedOf(buf, span)) === undefined)) break;
     bytes += span.end - span.start;
   }
   return bytes;
@@ -230,20 +260,12 @@ function packedOf(buf: Buffer, span: ChunkSpan): Buffer {
 /** The whole chunk starting at `pos` whose checksum holds, undecoded; or `undefined`. */
 function checkedChunkAt(buf: Buffer, pos: number): ChunkSpan | undefined {
   const mark = buf[pos];
-  if ((mark !== CHUNK_MARK && mark !== BROTLI_MARK) || pos + CHUNK_HEAD > buf.length)
-    return undefined;
+  const known = mark === CHUNK_MARK || mark === BROTLI_MARK || mark === CUT_MARK;
+  if (!known || pos + CHUNK_HEAD > buf.length) return undefined;
   const end = pos + CHUNK_HEAD + buf.readUInt32LE(pos + 1);
-  if (end > buf.length) return undefined;
+  if (end > buf.length || (mark === CUT_MARK && end - pos !== CHUNK_HEAD + 4)) return undefined;
   if (crc32(buf.subarray(pos + CHUNK_HEAD, end)) !== buf.readUInt32LE(pos + 5)) return undefined;
-  return { start: pos, end, brotli: mark === BROTLI_MARK };
-}
-
-/** The chunk starting at `pos`, decoded, or `undefined` when none starts there. */
-function chunkAt(buf: Buffer, pos: number): { text: string; end: number } | undefined {
-  const span = checkedChunkAt(buf, pos);
-  if (!span) return undefined;
-  const text = inflateChunk(buf, span);
-  return text === undefined ? undefined : { text, end: span.end };
+  return { start: pos, end, brotli: mark === BROTLI_MARK, cut: mark === CUT_MARK };
 }
 
 /** The text of a checksummed chunk, or `undefined` when it does not inflate. */

@@ -12,12 +12,15 @@ export const FORMAT_NAME = 'sessionkit-file';
  * see `search-codec.ts`). Version 5 makes commits durable through the store's commit
  * journal, written in place inside allocated space (`io/commit-journal.ts`; format 4
  * journals were appended to, and only with `sync: 'group'`), and compresses search text
- * with Brotli. Older folders are read and upgraded on open (format 1 and 2: index and
- * search files rebuilt; format 3: nothing to rebuild, its plain search files are read as
- * they are and compressed on their next append or by `repair()`; format 4: nothing to
- * rebuild, its journals are replayed and its deflate chunks read as they are), and each
- * session's snapshot gets its offset table on its next write.
+ * with Brotli. Version 6 writes a commit's `operationId` in its log record (`op`) and the
+ * session's last 1,000 in each snapshot's meta (`ops`), and its search text reads the text
+ * of message `parts` (core's `messageText`), which earlier formats left out. Older folders
+ * are read and upgraded on open: their journals are replayed, then (formats 1 to 5) the
+ * index and every search file are rebuilt from the transcripts, once, under the format
+ * lock — so text in `parts` is found in sessions written before; format 3's plain and
+ * format 4's deflate search files are read as they are until then. Each session's
+ * snapshot gets its offset table on its next write.
  */
-export const FORMAT_VERSION = 5;
-/** The newest format whose search files were plain text (read as they are). */
-export const LAST_PLAIN_SEARCH_FORMAT = 3;
+export const FORMAT_VERSION = 6;
+/** The newest format whose search text left out message `parts` (rebuilt on upgrade). */
+export const LAST_PARTLESS_SEARCH_FORMAT = 5;

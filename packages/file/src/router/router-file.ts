@@ -4,9 +4,11 @@
 import { promises as fsp } from 'node:fs';
 import type { RouterRow } from '@sessionkit/core';
 import {
+  bindingKey,
   compareRouterRows,
+  followKey,
   nextUpdatedAt,
-  resolveRoute,
+  type StoredRoute,
   withFileLock,
 } from '@sessionkit/core/adapter';
 import { FORMAT_VERSION } from '../format/version.js';
@@ -18,9 +20,15 @@ import { errors } from '../store/errors.js';
 interface RouterState {
   v: number;
   bindings: Binding[];
-  follows: { channel: string; chatKey: string; target: string }[];
+  follows: Follow[];
   /** The last binding time handed out (times only move forward). */
   last: number;
+}
+
+interface Follow {
+  channel: string;
+  chatKey: string;
+  target: string;
 }
 
 interface Binding {
@@ -31,8 +39,11 @@ interface Binding {
   at: number;
 }
 
+// Tuples are told apart by the kit's router keys, as on every adapter.
 const sameTuple = (b: Binding, channel: string, chatKey: string, thread: string) =>
-  b.channel === channel && b.chatKey === chatKey && b.thread === thread;
+  bindingKey(b.channel, b.chatKey, b.thread) === bindingKey(channel, chatKey, thread);
+const sameChat = (f: Follow, channel: string, chatKey: string) =>
+  followKey(f.channel, f.chatKey) === followKey(channel, chatKey);
 
 async function readRouter(ctx: StoreContext): Promise<RouterState> {
   let text: string;
@@ -89,18 +100,17 @@ export async function bindRoute(
   });
 }
 
-/** The session for the tuple per core's `resolveRoute` (a follow target wins), or `""`. */
-export async function resolveBoundRoute(
+/** The tuple's follow target and binding as stored (the base class resolves them). */
+export async function readStoredRoute(
   ctx: StoreContext,
   channel: string,
   chatKey: string,
   thread: string,
-  liveSessionId: string,
-): Promise<string> {
+): Promise<StoredRoute> {
   const state = await readRouter(ctx);
-  const pin = state.follows.find((f) => f.channel === channel && f.chatKey === chatKey);
+  const pin = state.follows.find((f) => sameChat(f, channel, chatKey));
   const bound = state.bindings.find((b) => sameTuple(b, channel, chatKey, thread));
-  return resolveRoute(pin?.target, liveSessionId, bound?.sessionId);
+  return { followTarget: pin?.target, sessionId: bound?.sessionId };
 }
 
 /** Removes the tuple's binding, if any. */
@@ -123,7 +133,7 @@ export async function followRoute(
   target: string,
 ): Promise<void> {
   await updateRouter(ctx, (state) => {
-    state.follows = state.follows.filter((f) => !(f.channel === channel && f.chatKey === chatKey));
+    state.follows = state.follows.filter((f) => !sameChat(f, channel, chatKey));
     if (target !== '') state.follows.push({ channel, chatKey, target });
   });
 }

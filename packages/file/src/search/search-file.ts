@@ -6,6 +6,7 @@ import { constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs'
 import { searchTextOf, tempPathFor } from '@sessionkit/core/adapter';
 import {
   decodeSearchFile,
+  encodeCutChunk,
   encodeSearchFile,
   encodeStoredChunk,
   isChunkedSearch,
@@ -104,12 +105,20 @@ function mergeSearchTail(ctx: StoreContext, path: string): void {
  * Appends the text of `messages` as one stored chunk to the search file, through a kept
  * descriptor while the file at its path is still that inode (it is replaced, never
  * rewritten in place, by rewrites and merges), then merges the stored chunks that end the
- * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`). A format-3 file
- * (plain text) is first rewritten as chunks. Synchronous.
+ * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`). `dropped`: the
+ * messages a truncation dropped from the end of the history before them, whose text a
+ * cut chunk first removes (their `searchTextOf` is exactly the end of the stored text).
+ * A format-3 file (plain text) is first rewritten as chunks. Synchronous.
  */
-export function appendSearchFile(ctx: StoreContext, id: string, messages: unknown[]): void {
+export function appendSearchFile(
+  ctx: StoreContext,
+  id: string,
+  messages: unknown[],
+  dropped: unknown[] = [],
+): void {
   const text = searchTextOf(messages);
-  if (!text) return;
+  const cut = dropped.length > 0 ? searchTextOf(dropped).length : 0;
+  if (!text && cut === 0) return;
   const path = ctx.sessionPaths(id).search;
   const st = statSync(path, { throwIfNoEntry: false });
   const size = st?.size ?? 0;
@@ -117,7 +126,8 @@ export function appendSearchFile(ctx: StoreContext, id: string, messages: unknow
   let tail = size > 0 ? storedTailOf(ctx, path, ino) : 0;
   if (tail === undefined) {
     // Format 3: the plain text; the whole file becomes one chunk with the turn's text.
-    replaceSearchText(ctx, id, decodeSearchFile(readFileSync(path)).text + text);
+    const old = decodeSearchFile(readFileSync(path)).text;
+    replaceSearchText(ctx, id, old.slice(0, Math.max(0, old.length - cut)) + text);
     return;
   }
   let fd = st ? ctx.keptFiles.take(path, ino) : undefined;
@@ -129,7 +139,10 @@ export function appendSearchFile(ctx: StoreContext, id: string, messages: unknow
   // A new or empty file starts with the magic; each chunk holds whole messages' text,
   // each starting with core's separator, so the chunks' texts concatenate to
   // `searchTextOf` of the whole history.
-  const chunk = encodeStoredChunk(text);
+  const appended = text ? encodeStoredChunk(text) : undefined;
+  const cutChunk = cut > 0 ? encodeCutChunk(cut) : undefined;
+  const chunk =
+    cutChunk && appended ? Buffer.concat([cutChunk, appended]) : (cutChunk ?? appended!);
   try {
     writeAll(fd, size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
   } catch (e) {

@@ -2,8 +2,8 @@
 // `<rev>`, and finding the last good record from the file's end.
 
 import { constants, fstatSync, ftruncateSync, openSync } from 'node:fs';
-import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { readLineage } from '@sessionkit/core/adapter';
+import type { CommitResult } from '@sessionkit/core';
+import { type HistoryLineage, readLineage } from '@sessionkit/core/adapter';
 import {
   decodePrefix,
   encodeFrame,
@@ -21,6 +21,7 @@ import type { Fd } from '../io/sync-fd.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 import { foldDue, foldLog } from './fold.js';
+import { noteAppended } from './operations.js';
 import type { SessionTip } from './session-tip.js';
 
 /** A session's state after a record: what its meta carries. */
@@ -30,12 +31,22 @@ export interface StateAfter {
   messageCount: number;
 }
 
+/** What a commit's record carries besides its messages. */
+export interface CommitRecordParts {
+  /** Keep only this many of the messages before the record (a commit's `truncate`). */
+  truncate?: number | undefined;
+  /** The commit's operation id, and the result a repeat of it resolves with. */
+  operationId?: string | undefined;
+  result: CommitResult;
+}
+
 /**
  * Appends one record to the current log (truncating a torn tail first) and fsyncs it;
  * folds the log into a new snapshot when it has grown enough. The caller holds the lock
  * and has just read `tip` as a writer. `whileSyncing` (derived data: the search file)
  * runs on this thread while a thread-pool fdatasync runs (after an inline one); its error
- * is thrown once the record is durable and the cached tip is current.
+ * is thrown once the record is durable and the cached tip is current. `commit` (a
+ * commit's record): its truncation and operation id, written in the record itself.
  */
 export async function appendLogRecord(
   ctx: StoreContext,
@@ -45,6 +56,7 @@ export async function appendLogRecord(
   appended: unknown[],
   kind: LogMeta['kind'],
   whileSyncing?: () => void,
+  commit?: CommitRecordParts,
 ): Promise<void> {
   const sp = ctx.sessionPaths(id);
   const encoded = appended.length > 0 ? encodeAppendBody(appended) : undefined;
@@ -58,6 +70,8 @@ export async function appendLogRecord(
     lineage: after.lineage,
   };
   if (encoded) meta.sizes = encoded.sizes;
+  if (commit?.truncate !== undefined) meta.truncate = commit.truncate;
+  if (commit?.operationId !== undefined) meta.op = commit.operationId;
   const frame = encodeFrame(meta, encoded?.body);
   const { ino, sideError } = await writeRecord(
     ctx,
@@ -82,6 +96,7 @@ export async function appendLogRecord(
     verified: true,
   };
   ctx.setWriterTip(id, next);
+  if (commit) noteAppended(ctx, id, tip, next, commit.operationId, commit.result);
   if (foldDue(next, kind, ctx.options.snapshotEvery)) await foldLog(ctx, id, next);
   if (sideError) throw sideError.e;
 }

@@ -2,19 +2,36 @@
 
 import { chmodSync, promises as fsp, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isSessionKitError, isValidId, newSessionId } from '@sessionkit/core';
-import type { HistoryLineage } from '@sessionkit/core/adapter';
-import { errnoCode, fsyncDir } from '@sessionkit/core/adapter';
+import { isSessionKitError, isValidId, newSessionId, type Session } from '@sessionkit/core';
+import { errnoCode, fsyncDir, type HistoryLineage, planCreate } from '@sessionkit/core/adapter';
 import { scanSessionDir } from '../format/paths.js';
-import { entryOf, type HeaderJson } from '../format/records.js';
+import { entryOf, type HeaderJson, headerToJson } from '../format/records.js';
 import { appendIndexRecords, putRecord } from '../index-log/append.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import { writeSearchFile } from '../search/search-file.js';
 import type { StoreContext } from '../store/context.js';
 import { errors, missingSnapshot } from '../store/errors.js';
 import { listSessionFolder } from './folder.js';
+import { lockForWrite } from './lock.js';
 import { writeSnapshot } from './snapshot.js';
 import { readSessionTip } from './tip.js';
+
+/**
+ * Stores the new session `session` (validated by `prepareCreate`) by the kit's
+ * `planCreate`, its lineage based on its parent's when the parent exists; returns its
+ * stored header. Throws `exists`.
+ */
+export async function createSession(
+  ctx: StoreContext,
+  session: Session<unknown>,
+): Promise<HeaderJson> {
+  const { state, messages } = planCreate(session, await parentLineage(ctx, session.parentId));
+  const header = headerToJson(state.header);
+  await lockForWrite(ctx, session.id, () =>
+    createSessionLocked(ctx, header, state.lineage, messages),
+  );
+  return header;
+}
 
 /**
  * Creates the session folder and its first snapshot, search file and index entry; the
@@ -38,7 +55,7 @@ export async function createSessionLocked(
   for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
   makePrivateDir(sp.dir, names.length > 0);
   if (ctx.options.sync) await fsyncDir(ctx.paths.sessions);
-  await writeSnapshot(ctx, id, header, lineage, messages, names.length === 0);
+  await writeSnapshot(ctx, id, header, lineage, messages, undefined, names.length === 0);
   await writeSearchFile(ctx, id, messages);
   await appendIndexRecords(ctx, [putRecord(entryOf(header, messages.length))], id);
 }

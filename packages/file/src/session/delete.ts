@@ -6,7 +6,7 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { isSessionKitError } from '@sessionkit/core';
 import type { MergeSide } from '@sessionkit/core/adapter';
-import { fsyncDir, promotedChild, readLineage } from '@sessionkit/core/adapter';
+import { fsyncDir, planPromotions, readLineage } from '@sessionkit/core/adapter';
 import { scanSessionDir } from '../format/paths.js';
 import {
   entryOf,
@@ -111,6 +111,7 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
   if (cachedTip) ctx.keptFiles.drop(sp.log(cachedTip.snapRev));
   ctx.keptFiles.drop(sp.search);
   ctx.forgetTip(id);
+  ctx.operations.delete(id);
   ctx.eventTails.delete(id);
   ctx.searchStale.delete(id);
   await appendIndexRecords(ctx, [delRecord(id)], id);
@@ -118,8 +119,8 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
 }
 
 /**
- * Promotes `childId` from the session `deleted` to that session's parent (core's
- * `promotedChild`: new `parentId`, re-based `branchedAtTurn` and lineage; revision and
+ * Promotes `childId` from the session `deleted` to that session's parent (the kit's
+ * `planPromotions`: new `parentId`, re-based `branchedAtTurn` and lineage; revision and
  * `updatedAt` kept) with a header-only log record. Runs inside the deleted session's lock.
  */
 async function promoteChild(ctx: StoreContext, childId: string, deleted: MergeSide): Promise<void> {
@@ -133,12 +134,11 @@ async function promoteChild(ctx: StoreContext, childId: string, deleted: MergeSi
       throw e;
     }
     if (tip.header.parentId !== deleted.header.id) return;
-    const promoted = promotedChild(
-      { header: headerFromJson(tip.header), lineage: tip.lineage },
-      deleted,
-    );
-    const header = headerToJson(promoted.header);
-    const after = { header, lineage: promoted.lineage, messageCount: tip.messageCount };
+    const [promoted] = planPromotions(deleted, [
+      { header: headerFromJson(tip.header), lineage: tip.lineage, messageCount: tip.messageCount },
+    ]);
+    const header = headerToJson(promoted!.header);
+    const after = { header, lineage: promoted!.lineage, messageCount: tip.messageCount };
     await appendLogRecord(ctx, childId, tip, after, [], 'reparent');
     await appendIndexRecords(ctx, [putRecord(entryOf(header, tip.messageCount))], childId);
   });

@@ -8,13 +8,14 @@ import { parseFrames } from '../format/frame.js';
 import { type BodyPiece, spliceBodies, type TabledBody } from '../format/message-offsets.js';
 import {
   type HeaderJson,
-  headerProblem,
+  headerShapeProblem,
   type LogMeta,
   type SnapshotMeta,
 } from '../format/records.js';
 import { compactSearchFile } from '../search/search-file.js';
 import type { StoreContext } from '../store/context.js';
 import { readFullSession } from './full-read.js';
+import { operationsOf } from './operations.js';
 import type { SessionTip } from './session-tip.js';
 import { writeSnapshot } from './snapshot.js';
 
@@ -47,12 +48,14 @@ export function foldDue(tip: SessionTip, kind: LogMeta['kind'], snapshotEvery: n
  */
 export async function foldLog(ctx: StoreContext, id: string, tip: SessionTip): Promise<void> {
   try {
+    // The new snapshot carries the operation ids of the records it folds.
+    const ops = await operationsOf(ctx, id, tip);
     const spliced = spliceFromFiles(ctx, id, tip);
     if (spliced) {
-      await writeSnapshot(ctx, id, spliced.header, spliced.lineage, spliced.tabled);
+      await writeSnapshot(ctx, id, spliced.header, spliced.lineage, spliced.tabled, ops);
     } else {
       const full = await readFullSession(ctx, id);
-      await writeSnapshot(ctx, id, full.header, full.lineage, full.messages);
+      await writeSnapshot(ctx, id, full.header, full.lineage, full.messages, ops);
     }
     // The search text is indexed once per fold: its chunks become one.
     compactSearchFile(ctx, id);
@@ -85,6 +88,22 @@ function spliceFromFiles(
   return spliceFold(id, snapBuf, logBuf, tip);
 }
 
+/** Drops the last `drop` messages of `pieces` (whole pieces, then a prefix of one). */
+function cutPieces(pieces: BodyPiece[], drop: number): void {
+  for (let left = drop; left > 0; ) {
+    const last = pieces[pieces.length - 1];
+    if (!last) return; // cannot be: the counts add up; spliceBodies's count check catches it
+    const kept = last.keep ?? last.count;
+    if (kept <= left) {
+      pieces.pop();
+      left -= kept;
+    } else {
+      last.keep = kept - left;
+      left = 0;
+    }
+  }
+}
+
 /**
  * The messages of a snapshot (`snapBuf`) and its log (`logBuf`, valid up to
  * `tip.logSize`) as one snapshot body with its offset table, built from the stored bytes
@@ -105,7 +124,7 @@ export function spliceFold(
   const snap = parseFrames<SnapshotMeta>(snapBuf);
   const [sf, tf] = snap.frames;
   if (!sf || !tf || snap.frames.length !== 2 || snap.torn || snap.corrupt) return undefined;
-  if (sf.meta.kind !== 'snapshot' || headerProblem(sf.meta.header, id)) return undefined;
+  if (sf.meta.kind !== 'snapshot' || headerShapeProblem(sf.meta.header, id)) return undefined;
   const pieces: BodyPiece[] = [
     {
       bytes: snapBuf.subarray(sf.bodyStart, sf.bodyEnd),
@@ -122,11 +141,16 @@ export function spliceFold(
   for (const f of log.frames) {
     const m = f.meta;
     seq++;
-    if (m.seq !== seq || headerProblem(m.header, id) || m.header.revision < header.revision)
+    if (m.seq !== seq || headerShapeProblem(m.header, id) || m.header.revision < header.revision)
       return undefined;
     if (m.appended === 0 && f.bodyEnd !== f.bodyStart) return undefined;
-    // A truncation drops stored messages: the fold goes through a full load.
-    if (m.truncate !== undefined) return undefined;
+    if (m.truncate !== undefined) {
+      // A truncation keeps a prefix: the pieces before it are cut, their bytes unparsed.
+      if (!Number.isSafeInteger(m.truncate) || m.truncate < 0 || m.truncate > count)
+        return undefined;
+      cutPieces(pieces, count - m.truncate);
+      count = m.truncate;
+    }
     if (m.appended > 0) {
       pieces.push({
         bytes: logBuf.subarray(f.bodyStart, f.bodyEnd),

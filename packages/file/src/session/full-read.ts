@@ -9,6 +9,7 @@ import { migrateLegacy } from '../format/legacy-v1.js';
 import {
   type HeaderJson,
   headerProblem,
+  headerShapeProblem,
   type LogMeta,
   type SnapshotMeta,
 } from '../format/records.js';
@@ -150,7 +151,9 @@ function applyLog(
     seq++;
     if (m.seq !== seq)
       throw errors.corrupt(id, `log-${snapRev}.skr: record ${seq} is out of order`);
-    const problem = headerProblem(m.header, id);
+    // Every record's shape; the strict check is for the last one, the header returned.
+    const last = seq === log.frames.length;
+    const problem = last ? headerProblem(m.header, id) : headerShapeProblem(m.header, id);
     if (problem) throw errors.corrupt(id, `log-${snapRev}.skr record ${seq}: ${problem}`);
     if (m.header.revision < state.header.revision) {
       throw errors.corrupt(id, `log-${snapRev}.skr record ${seq}: revision went backwards`);

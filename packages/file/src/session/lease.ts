@@ -19,7 +19,7 @@ import {
   watch,
 } from 'node:fs';
 import { join } from 'node:path';
-import { KeyedMutex, withFileLock } from '@sessionkit/core/adapter';
+import { SessionWriteQueue, withFileLock } from '@sessionkit/core/adapter';
 import { createLockFile } from '../io/lock-file.js';
 import { errors } from '../store/errors.js';
 
@@ -106,7 +106,8 @@ export interface LeaseOptions {
  */
 export class LeaseTable {
   readonly #o: LeaseOptions;
-  readonly #mutex = new KeyedMutex();
+  /** This store's writes of a session, one at a time (the kit's queue, `timeoutMs`). */
+  readonly #queue: SessionWriteQueue;
   readonly #leases = new Map<string, Lease>();
   readonly #context = new AsyncLocalStorage<ReadonlySet<string>>();
   #timer: NodeJS.Timeout | undefined;
@@ -122,6 +123,7 @@ export class LeaseTable {
 
   constructor(options: LeaseOptions) {
     this.#o = options;
+    this.#queue = new SessionWriteQueue(errors, options.timeoutMs);
     processLeases.tables.add(this);
     installExitHook();
   }
@@ -153,54 +155,56 @@ export class LeaseTable {
       throw errors.invalid(`the lock of session "${id}" is already held by this call chain`);
     }
     const deadline = Date.now() + this.#o.timeoutMs;
-    await this.#mutex.acquire(id, this.#o.timeoutMs, () =>
-      errors.unavailable(
-        `session "${id}" is locked by this process; gave up after ${this.#o.timeoutMs} ms`,
-      ),
-    );
+    return this.#queue.run(id, () => this.#runQueued(id, fn, keep, outer, deadline));
+  }
+
+  /** `run` once this store's earlier writes of `id` are done. */
+  async #runQueued<T>(
+    id: string,
+    fn: () => Promise<T>,
+    keep: boolean,
+    outer: ReadonlySet<string> | undefined,
+    deadline: number,
+  ): Promise<T> {
+    let lease = this.#leases.get(id);
+    if (lease) {
+      this.#refreshIfDue(lease, Date.now());
+      if (lease.lost) {
+        // Broken by another process while we stalled: take the lock anew.
+        await this.#release(lease);
+        lease = undefined;
+      }
+    }
+    const fresh = lease === undefined;
+    if (!lease) lease = await this.#acquire(id, deadline);
+    else {
+      this.#leases.delete(id); // most recently used last
+      this.#leases.set(id, lease);
+    }
+    lease.inSection = true;
+    let ok = false;
     try {
-      let lease = this.#leases.get(id);
-      if (lease) {
-        this.#refreshIfDue(lease, Date.now());
-        if (lease.lost) {
-          // Broken by another process while we stalled: take the lock anew.
-          await this.#release(lease);
-          lease = undefined;
-        }
-      }
-      const fresh = lease === undefined;
-      if (!lease) lease = await this.#acquire(id, deadline);
-      else {
-        this.#leases.delete(id); // most recently used last
-        this.#leases.set(id, lease);
-      }
-      lease.inSection = true;
-      let ok = false;
-      try {
-        const held = new Set(outer ?? []);
-        held.add(id);
-        const result = await this.#context.run(held, fn);
-        ok = true;
-        return result;
-      } finally {
-        lease.inSection = false;
-        lease.lastUsed = Date.now();
-        if (!ok) lease.epoch = ++lastEpoch;
-        const keepIt =
-          ok &&
-          !this.#closed &&
-          !lease.wanted &&
-          !lease.lost &&
-          this.#o.leaseMs > 0 &&
-          (keep || !fresh) &&
-          !this.#isWanted(id);
-        if (keepIt) {
-          this.#startTimer();
-          this.#afterKeep();
-        } else await this.#release(lease);
-      }
+      const held = new Set(outer ?? []);
+      held.add(id);
+      const result = await this.#context.run(held, fn);
+      ok = true;
+      return result;
     } finally {
-      this.#mutex.release(id);
+      lease.inSection = false;
+      lease.lastUsed = Date.now();
+      if (!ok) lease.epoch = ++lastEpoch;
+      const keepIt =
+        ok &&
+        !this.#closed &&
+        !lease.wanted &&
+        !lease.lost &&
+        this.#o.leaseMs > 0 &&
+        (keep || !fresh) &&
+        !this.#isWanted(id);
+      if (keepIt) {
+        this.#startTimer();
+        this.#afterKeep();
+      } else await this.#release(lease);
     }
   }
 

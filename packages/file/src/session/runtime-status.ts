@@ -2,7 +2,6 @@
 // and never touching it.
 
 import { promises as fsp } from 'node:fs';
-import type { JsonValue } from '@sessionkit/core';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
@@ -10,7 +9,7 @@ import { assertSessionExists } from './folder.js';
 import { lockForWrite } from './lock.js';
 
 /** Writes `text` (core's `runtimeStatusText`) as the session's status, under its lock. */
-export async function saveRuntimeStatus(
+export async function writeRuntimeStatusText(
   ctx: StoreContext,
   id: string,
   text: string,
@@ -22,8 +21,11 @@ export async function saveRuntimeStatus(
   });
 }
 
-/** The stored runtime status, or `null` when none was saved. Throws `not_found`, `corrupt`. */
-export async function loadRuntimeStatus(ctx: StoreContext, id: string): Promise<JsonValue | null> {
+/**
+ * The stored runtime status's JSON text (the base class parses it: `corrupt` when it is
+ * not JSON), or `null` when none was saved. Throws `not_found`.
+ */
+export async function readRuntimeStatusText(ctx: StoreContext, id: string): Promise<string | null> {
   await assertSessionExists(ctx, id);
   let text: string;
   try {
@@ -36,8 +38,9 @@ export async function loadRuntimeStatus(ctx: StoreContext, id: string): Promise<
     throw e;
   }
   try {
-    return JSON.parse(text) as JsonValue;
+    JSON.parse(text);
   } catch (cause) {
     throw errors.corrupt(id, 'status.json is not valid JSON', cause);
   }
+  return text;
 }

@@ -2,7 +2,7 @@
 // of its own: the parts that cache tips and the parts that read them share it without
 // importing each other.
 
-import type { HistoryLineage } from '@sessionkit/core/adapter';
+import type { HistoryLineage, OperationLog } from '@sessionkit/core/adapter';
 import type { HeaderJson } from '../format/records.js';
 
 /** What a writer needs of a session without reading its messages. */
@@ -44,3 +44,18 @@ export interface SessionTip {
  * format-1 session into a snapshot first. A `reader` holds no lock and writes nothing.
  */
 export type TipCaller = 'writer' | 'reader';
+
+/**
+ * A session's operation log (`session/operations.ts`) as of a known point of its files:
+ * the snapshot it starts from (revision, inode and the session's `createdAt`: a session
+ * deleted and re-created is another one) and the end of the last log record it holds.
+ */
+export interface KnownOperations {
+  snapRev: number;
+  snapIno: number;
+  createdAt: number;
+  /** The log file's inode (0: none yet) and the end of the last record already in `log`. */
+  logIno: number;
+  logSize: number;
+  log: OperationLog;
+}

@@ -2,7 +2,7 @@
 // and reading a snapshot's meta without its messages.
 
 import { chmodSync, promises as fsp, statSync } from 'node:fs';
-import type { HistoryLineage } from '@sessionkit/core/adapter';
+import { type HistoryLineage, OperationLog } from '@sessionkit/core/adapter';
 import { decodePrefix, PREFIX_BYTES, TAIL_BYTES } from '../format/frame.js';
 import {
   encodeMessagesBody,
@@ -10,7 +10,12 @@ import {
   type TabledBody,
 } from '../format/message-offsets.js';
 import { type SessionPaths, scanSessionDir } from '../format/paths.js';
-import { type HeaderJson, headerProblem, type SnapshotMeta } from '../format/records.js';
+import {
+  type HeaderJson,
+  headerProblem,
+  type SnapshotMeta,
+  type StoredOperation,
+} from '../format/records.js';
 import { FORMAT_VERSION } from '../format/version.js';
 import { readFrameMeta } from '../io/frame-meta.js';
 import { isEnoent } from '../io/fs-helpers.js';
@@ -23,7 +28,9 @@ import { listSessionFolder } from './folder.js';
  * Writes `snap-<revision>.skr` (the snapshot frame and its message-offset table; temp +
  * fsync + rename + folder fsync), then removes older snapshots and logs, which it makes
  * redundant. The caller holds the session lock. `messages` may come already encoded with
- * their table (a fold splices stored bytes).
+ * their table (a fold splices stored bytes). `operations` is the session's operation log
+ * after this write (`operationsOf`, plus the writing commit's own id), kept in the meta;
+ * `undefined` for a history that has none (a new session).
  */
 export async function writeSnapshot(
   ctx: StoreContext,
@@ -31,6 +38,7 @@ export async function writeSnapshot(
   header: HeaderJson,
   lineage: HistoryLineage,
   messages: unknown[] | TabledBody,
+  operations: OperationLog | undefined,
   fresh = false,
 ): Promise<void> {
   const sp = ctx.sessionPaths(id);
@@ -44,19 +52,22 @@ export async function writeSnapshot(
     messageCount: count,
     lineage,
   };
+  const ops = storedOperations(operations);
+  if (ops) meta.ops = ops;
   const frame = encodeSnapshotFile(meta, tabled);
   // A fresh folder (a create) has no older files to mark or remove.
   if (!fresh) markSuperseded(sp, rev);
   await ctx.writeAtomic(sp.snapshot(rev), frame);
   const old = ctx.tips.get(id);
   if (old) ctx.keptFiles.drop(sp.log(old.snapRev));
+  const snapIno = Number(statSync(sp.snapshot(rev)).ino);
   ctx.setWriterTip(id, {
     header,
     lineage,
     messageCount: count,
     snapRev: rev,
     tabled: true,
-    snapIno: Number(statSync(sp.snapshot(rev)).ino),
+    snapIno,
     snapBytes: frame.length,
     logIno: 0,
     logSize: 0,
@@ -64,7 +75,24 @@ export async function writeSnapshot(
     logRecords: 0,
     verified: true,
   });
+  // What the snapshot holds is the session's operation log from now on.
+  ctx.operations.set(id, {
+    snapRev: rev,
+    snapIno,
+    createdAt: header.createdAt,
+    logIno: 0,
+    logSize: 0,
+    log: operations ?? new OperationLog(),
+  });
   if (!fresh) await removeOlder(sp, rev);
+}
+
+/** `log` as a snapshot's meta stores it, oldest first; `undefined` when empty. */
+function storedOperations(log: OperationLog | undefined): StoredOperation[] | undefined {
+  if (log === undefined || log.size === 0) return undefined;
+  return log
+    .entries()
+    .map(([opId, r]) => [opId, r.revision, r.messageCount, r.updatedAt.getTime()]);
 }
 
 /**

@@ -39,7 +39,7 @@ export async function readSessionTip(
       if (!legacy) continue;
       if (caller === 'reader') return legacyTip(legacy);
       // A writer migrates a format-1 session to a snapshot, then reads that.
-      await writeSnapshot(ctx, id, legacy.header, legacy.lineage, legacy.messages);
+      await writeSnapshot(ctx, id, legacy.header, legacy.lineage, legacy.messages, undefined);
       continue;
     }
     const tip = await readTipAt(ctx, id, sp, snapRev, caller);

@@ -158,41 +158,74 @@ function recordMessages(r: TailRecord): unknown[] | undefined {
   return Array.isArray(parsed) && parsed.length === r.meta.appended ? parsed : undefined;
 }
 
+/** What the log's tail gives a window: its records and which of their messages it takes. */
+interface WindowTail {
+  /** The records read, newest first, and the positions `[s, e)` each one supplies. */
+  records: TailRecord[];
+  ranges: { s: number; e: number }[];
+  /** The window's bounds in the history after the newest record. */
+  start: number;
+  end: number;
+  /** The snapshot supplies positions `[start, snapEnd)` (none when `snapEnd <= start`). */
+  snapEnd: number;
+  messageCount: number;
+}
+
 /**
- * The log records, newest first, back to the one holding message `start` (or to the
- * first record), checked to chain up (sequence numbers, message counts). `undefined` when
- * the end is torn or anything does not add up.
+ * The log records, newest first, back to the last one the window needs (or to the first
+ * record), checked to chain up: sequence numbers, and each record's base — the count it
+ * starts from, `messageCount − appended` — equal to the count before it, or at most that
+ * count for a record that truncated (it keeps a prefix of the history before it, so every
+ * position under its base is the older state's). Record `r` supplies the window's
+ * positions from its base up to the smallest base of the records after it; positions under
+ * every base read come from the snapshot. `undefined` when the end is torn, anything does
+ * not add up, or the log is empty (the caller then reads the snapshot alone).
  */
 function tailRecords(
   log: BackwardLog,
   size: number,
   snapCount: number,
-  startOf: (messageCount: number) => number,
-): { records: TailRecord[]; messageCount: number } | undefined {
+  boundsOf: (messageCount: number) => { start: number; end: number },
+): WindowTail | undefined {
   const records: TailRecord[] = [];
-  let end = size;
-  let start = -1;
-  while (end > 0) {
-    const r = log.recordBefore(end);
-    // A truncation breaks the chain of counts: the caller reads the session whole.
-    if (!r || r.meta.truncate !== undefined) return undefined;
-    const prev = records[records.length - 1];
-    if (prev) {
-      if (r.meta.seq !== prev.meta.seq - 1) return undefined;
-      if (r.meta.messageCount !== prev.meta.messageCount - prev.meta.appended) return undefined;
+  const ranges: { s: number; e: number }[] = [];
+  let at = size;
+  let bounds = { start: 0, end: 0 };
+  let need = 0;
+  while (at > 0) {
+    const r = log.recordBefore(at);
+    if (!r) return undefined;
+    const base = r.meta.messageCount - r.meta.appended;
+    if (base < 0 || (r.meta.truncate !== undefined && r.meta.truncate !== base)) return undefined;
+    const newer = records[records.length - 1];
+    if (newer) {
+      if (r.meta.seq !== newer.meta.seq - 1) return undefined;
+      if (!chains(r.meta.messageCount, newer.meta)) return undefined;
     } else {
-      start = startOf(r.meta.messageCount);
+      bounds = boundsOf(r.meta.messageCount);
+      need = bounds.end;
     }
     records.push(r);
-    end = r.start;
+    ranges.push({ s: Math.max(bounds.start, base), e: Math.min(need, r.meta.messageCount) });
+    need = Math.min(need, base);
+    at = r.start;
+    if (need <= bounds.start) break; // nothing older is needed
     if (r.meta.seq === 1) {
-      if (end !== 0 || r.meta.messageCount - r.meta.appended !== snapCount) return undefined;
+      if (at !== 0 || !chains(snapCount, r.meta)) return undefined;
       break;
     }
-    if (r.meta.messageCount - r.meta.appended <= start) break;
   }
-  const last = records[0];
-  return { records, messageCount: last ? last.meta.messageCount : snapCount };
+  const newest = records[0];
+  const oldest = records[records.length - 1];
+  if (!newest || !oldest || (need > bounds.start && oldest.meta.seq !== 1)) return undefined;
+  const { start, end } = bounds;
+  return { records, ranges, start, end, snapEnd: need, messageCount: newest.meta.messageCount };
+}
+
+/** Whether a record `meta` can follow a state of `count` messages. */
+function chains(count: number, meta: LogMeta): boolean {
+  const base = meta.messageCount - meta.appended;
+  return meta.truncate === undefined ? count === base : count >= base;
 }
 
 /** Messages `[s, e)` of a format-3 snapshot through its offset table, or undefined. */
@@ -278,46 +311,36 @@ function readOpened(
   const tabled = snapSize > snap.prefix.total;
   const snapCount = snap.meta.messageCount;
   const logSize = logFd === undefined ? 0 : fstatSync(logFd).size;
-  let bounds = { start: 0, end: 0 };
-  let tail: ReturnType<typeof tailRecords>;
+  let tail: WindowTail | undefined;
   try {
-    tail =
-      logFd === undefined
-        ? { records: [], messageCount: snapCount }
-        : tailRecords(new BackwardLog(logFd, logSize, counter), logSize, snapCount, (n) => {
-            bounds = windowBounds(window, n);
-            return bounds.start;
-          });
+    if (logFd === undefined || logSize === 0) {
+      const { start, end } = windowBounds(window, snapCount);
+      tail = { records: [], ranges: [], start, end, snapEnd: end, messageCount: snapCount };
+    } else {
+      const log = new BackwardLog(logFd, logSize, counter);
+      tail = tailRecords(log, logSize, snapCount, (n) => windowBounds(window, n));
+    }
   } catch {
     return 'fallback'; // the log changed under the read in a way appends cannot (a truncation)
   }
   if (!tail) return 'fallback';
-  if (tail.records.length === 0) bounds = windowBounds(window, snapCount);
-  const { start, end } = bounds;
+  const { start, snapEnd } = tail;
   const out: unknown[] = [];
-  if (start < snapCount) {
+  if (start < snapEnd) {
     if (!tabled) return 'fallback';
-    const part = snapshotRange(
-      snapFd,
-      snapSize,
-      snap.prefix,
-      snapCount,
-      start,
-      Math.min(end, snapCount),
-      counter,
-    );
+    const part = snapshotRange(snapFd, snapSize, snap.prefix, snapCount, start, snapEnd, counter);
     if (!part) return 'fallback';
     for (const m of part) out.push(m);
   }
+  // Oldest record first: each one's range ends where the next one's begins.
   for (let i = tail.records.length - 1; i >= 0; i--) {
     const r = tail.records[i]!;
-    const first = r.meta.messageCount - r.meta.appended;
-    const s = Math.max(start, first);
-    const e = Math.min(end, r.meta.messageCount);
+    const { s, e } = tail.ranges[i]!;
     if (e <= s) continue;
     const added = recordMessages(r);
     if (!added) return 'fallback';
-    for (let k = s; k < e; k++) out.push(added[k - first]);
+    const base = r.meta.messageCount - r.meta.appended;
+    for (let k = s; k < e; k++) out.push(added[k - base]);
   }
   const header = tail.records[0]?.meta.header ?? snap.meta.header;
   if (headerProblem(header, id)) return 'fallback';

@@ -11,7 +11,7 @@ import { LogSyncer } from '../io/log-syncer.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
 import { LeaseTable } from '../session/lease.js';
-import type { SessionTip } from '../session/session-tip.js';
+import type { KnownOperations, SessionTip } from '../session/session-tip.js';
 
 /** Session path sets kept at most (pure strings, never stale: the cache only saves work). */
 const SESSION_PATHS_KEPT = 16_384;
@@ -47,6 +47,11 @@ export class StoreContext {
    * identity and size match; a writer only through `cachedWriterTip`'s checks.
    */
   readonly tips = new Map<string, SessionTip>();
+  /**
+   * Each session's operation log as this store last knew it (`session/operations.ts`);
+   * only a writer holding the session's lock reads or changes it.
+   */
+  readonly operations = new Map<string, KnownOperations>();
   /** The end of each session's event log as this store last saw it, and its last sequence. */
   readonly eventTails = new Map<string, { ino: number; size: number; sequence: number }>();
   readonly keptFiles = new KeptFiles();

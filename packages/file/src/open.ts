@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import type { Message } from '@sessionkit/core';
 import type { StoreAdapter } from '@sessionkit/core/adapter';
 import { assertKnownKeys, errorsFor } from '@sessionkit/core/adapter';
-import { FileStore } from './file-store.js';
 import type { FileStoreOptions } from './options.js';
+import { FileStore } from './store.js';
 import { optionsFromUrl, URL_OPTION_KEYS } from './url-options.js';
 
 const errors = errorsFor('file');

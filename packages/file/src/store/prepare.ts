@@ -3,7 +3,7 @@
 
 import { promises as fsp } from 'node:fs';
 import { ensurePrivateDir, withFileLock, writeFileAtomic } from '@sessionkit/core/adapter';
-import { FORMAT_NAME, FORMAT_VERSION, LAST_PLAIN_SEARCH_FORMAT } from '../format/version.js';
+import { FORMAT_NAME, FORMAT_VERSION, LAST_PARTLESS_SEARCH_FORMAT } from '../format/version.js';
 import { rebuildIndex } from '../index-log/rebuild.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import { replayAbandonedJournals } from '../session/journal-replay.js';
@@ -44,9 +44,13 @@ export async function prepareStoreFolder(ctx: StoreContext): Promise<void> {
       const again = await readFormatVersion(ctx);
       if (again === FORMAT_VERSION) return;
       // Older (or absent) format: sessions written by format 1 are read in place and
-      // migrated on their next write; the index is rebuilt from them. Format 3 differs
-      // only in its plain search files, which format 4 reads as they are.
-      if (again !== undefined && again < LAST_PLAIN_SEARCH_FORMAT) await rebuildIndex(ctx);
+      // migrated on their next write. The search text of formats 1 to 5 left out the text
+      // of message parts: the index and search files are rebuilt from the transcripts,
+      // after the journals of gone writers are replayed into them.
+      if (again !== undefined && again <= LAST_PARTLESS_SEARCH_FORMAT) {
+        await replayAbandonedJournals(ctx);
+        await rebuildIndex(ctx);
+      }
       // A new store: the index exists from the start, so a missing index later means
       // damage, which the next reader repairs (see `refreshIndex`).
       else await (await fsp.open(p.index, 'a', 0o600)).close();
