@@ -12,3 +12,4 @@ export {
   type SessionKitSaverOptions,
   type SessionKitSaverUrlOptions,
 } from './saver.js';
+export type { ThreadInfo, ThreadPage } from './sessions.js';

@@ -9,6 +9,18 @@ import { MAX_JSON_DEPTH } from '@sessionkit/core';
 /** A value as the serializer made it: JSON kept as JSON, anything else as base64. */
 export type Stored = { j: unknown } | { s: string } | { t: string; x: string };
 
+/**
+ * A JSON array channel value stored as a change to an earlier one: the first `n` items of
+ * the value at position `base` (same channel), then `add`. `s` is the position of the full
+ * value the chain starts from, so a reader fetches `s … here` in a few windows.
+ */
+export interface Delta {
+  d: { base: number; n: number; s: number; add: unknown[] };
+}
+
+/** A channel value in a checkpoint record. */
+export type Blob = Stored | Delta;
+
 /** A channel's version and the position of the record holding its value. */
 export type Ref = [version: number | string, position: number];
 
@@ -51,7 +63,7 @@ export interface CheckpointRecord extends RecordBase {
   cp: Stored;
   md: Stored;
   /** Values of the channels this put changed. */
-  b: Record<string, Stored>;
+  b: Record<string, Blob>;
   /** For each channel of the checkpoint with a stored value: its version and where it is. */
   r: Record<string, Ref>;
 }
@@ -115,4 +127,20 @@ function withinDepth(value: unknown, max: number): boolean {
     for (const child of Object.values(v)) stack.push([child, depth + 1]);
   }
   return true;
+}
+
+/** The head after putting checkpoint `id` at position `p` with refs `r`. */
+export function headAfterPut(
+  head: Head,
+  id: string,
+  p: number,
+  r: Record<string, Ref>,
+  heads: Record<string, Ref>,
+): Head {
+  const sorted = head.sorted && (head.cp === null || id > head.cp);
+  if (head.cp !== null && id < head.cp) return { ...head, sorted, heads };
+  const late = { ...head.late };
+  // The same id put again: the writes the earlier record had stay found through `late`.
+  if (id === head.cp && head.w.length > 0) late[id] = [...(late[id] ?? []), ...head.w];
+  return { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads };
 }

@@ -24,9 +24,12 @@ import {
   openStore,
   type Store,
 } from '@sessionkit/core';
+import { ArrayValues } from './arrays.js';
 import {
+  type Blob,
   type CheckpointRecord,
   type Head,
+  headAfterPut,
   loadValue,
   type Ref,
   type Stored,
@@ -34,7 +37,8 @@ import {
   type ThreadRecord,
   type WritesRecord,
 } from './records.js';
-import { type SessionAddress, ThreadSessions } from './sessions.js';
+import { keptRecords } from './retention.js';
+import { type SessionAddress, type ThreadPage, ThreadSessions } from './sessions.js';
 import { StaleView, ThreadView } from './view.js';
 
 /** Options of `SessionKitSaver`. */
@@ -43,6 +47,11 @@ export interface SessionKitSaverOptions {
   folder?: string | undefined;
   /** The first part of every thread session id. Default `"lg"`. */
   idPrefix?: string | undefined;
+  /**
+   * How many array channel values (a thread's `messages`) the saver remembers, so that a
+   * put stores only the items added since. Default 64; 0 stores every value whole.
+   */
+  cachedValues?: number | undefined;
   /** LangGraph's serializer for checkpoints and writes. Default: LangGraph's JSON serializer. */
   serde?: SerializerProtocol | undefined;
 }
@@ -71,6 +80,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
   readonly store: Store<unknown> & Committer<unknown>;
   readonly #sessions: ThreadSessions;
   readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #arrays: ArrayValues;
   #ownsStore = false;
 
   /**
@@ -82,6 +92,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     if (!isCommitter(store))
       throw new TypeError('[sessionkit/langgraph] the store must offer commit (a Committer)');
     this.store = store;
+    this.#arrays = new ArrayValues(options.cachedValues ?? 64);
     this.#sessions = new ThreadSessions(
       store,
       options.folder ?? 'langgraph',
@@ -199,49 +210,55 @@ export class SessionKitSaver extends BaseCheckpointSaver {
       if (Object.hasOwn(values, channel) && values[channel] !== undefined)
         blobs[channel] = await storeValue(this.serde, values[channel]);
     }
-    await this.#append(address, async (view) => {
-      const p = view.count;
-      const r: Record<string, Ref> = {};
-      let parentRefs: Record<string, Ref> | undefined;
-      for (const [channel, version] of Object.entries(versions)) {
-        if (Object.hasOwn(blobs, channel)) {
-          r[channel] = [version, p];
-          continue;
-        }
-        // The parent's value first (a fork may share version numbers with its sibling),
-        // then the newest value of the channel.
-        if (parent !== undefined) {
-          parentRefs ??=
-            parent === view.head.cp ? view.head.lr : ((await view.findCheckpoint(parent))?.r ?? {});
-          const ref = parentRefs[channel];
-          if (ref !== undefined && ref[0] === version) {
-            r[channel] = ref;
-            continue;
+    let remember: (() => void)[] = [];
+    await this.#append(
+      address,
+      async (view) => {
+        const p = view.count;
+        const parentRefs = await this.#parentRefs(view, parent);
+        const r: Record<string, Ref> = {};
+        for (const [channel, version] of Object.entries(versions)) {
+          if (Object.hasOwn(blobs, channel)) r[channel] = [version, p];
+          else {
+            // The parent's value first (a fork may share version numbers with its
+            // sibling), then the newest value of the channel.
+            const ref = parentRefs?.[channel];
+            const newest = view.head.heads[channel];
+            if (ref !== undefined && ref[0] === version) r[channel] = ref;
+            else if (newest !== undefined && newest[0] === version) r[channel] = newest;
           }
         }
-        const newest = view.head.heads[channel];
-        if (newest !== undefined && newest[0] === version) r[channel] = newest;
-      }
-      const heads = { ...view.head.heads };
-      for (const channel of Object.keys(blobs))
-        heads[channel] = [versions[channel] ?? newVersions[channel]!, p];
-      const h = headAfterPut(view.head, checkpoint.id, p, r, heads);
-      const record: CheckpointRecord = {
-        lg: 1,
-        g: view.head.g,
-        p,
-        key: h.cp ?? '',
-        h,
-        k: 'c',
-        id: checkpoint.id,
-        ...(parent === undefined ? {} : { parent }),
-        cp,
-        md,
-        b: blobs,
-        r,
-      };
-      return record;
-    });
+        const heads = { ...view.head.heads };
+        const b: Record<string, Blob> = {};
+        remember = [];
+        for (const [channel, stored] of Object.entries(blobs)) {
+          heads[channel] = [versions[channel] ?? newVersions[channel]!, p];
+          const base = (parentRefs ?? view.head.heads)[channel]?.[1];
+          const encoded = this.#arrays.encode(view, channel, stored, p, base);
+          b[channel] = encoded.blob;
+          remember.push(encoded.remember);
+        }
+        const h = headAfterPut(view.head, checkpoint.id, p, r, heads);
+        const record: CheckpointRecord = {
+          lg: 1,
+          g: view.head.g,
+          p,
+          key: h.cp ?? '',
+          h,
+          k: 'c',
+          id: checkpoint.id,
+          ...(parent === undefined ? {} : { parent }),
+          cp,
+          md,
+          b,
+          r,
+        };
+        return record;
+      },
+      () => {
+        for (const f of remember) f();
+      },
+    );
     return {
       configurable: {
         thread_id: address.threadId,
@@ -299,6 +316,80 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     await this.#sessions.deleteThread(String(threadId));
   }
 
+  /**
+   * Thread ids newest first (by the root namespace's last write), with keyset paging:
+   * pass the returned `next` as `startAfter` for the following page. `limit` 1–1000,
+   * default 50. Reads session summaries only, never checkpoints.
+   */
+  async threads(
+    options: { limit?: number; startAfter?: { updatedAt: Date; id: string } } = {},
+  ): Promise<ThreadPage> {
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new RangeError(
+        '[sessionkit/langgraph] threads: limit must be an integer from 1 to 1000',
+      );
+    return this.#sessions.threads(limit, options.startAfter);
+  }
+
+  /**
+   * Copies thread `from` (every namespace, every checkpoint and write) to the new thread
+   * `to`, which then evolves on its own. One `create` per namespace. Throws `not_found`
+   * when `from` does not exist, `exists` when `to` does.
+   */
+  async copyThread(from: string, to: string): Promise<void> {
+    await this.#sessions.copy(String(from), String(to));
+  }
+
+  /**
+   * Keeps the newest `keep` checkpoints (by id) of each namespace of the thread, with
+   * their values and writes, and drops the others, in one conditional commit per
+   * namespace (retried on `conflict`). Returns how many checkpoints were dropped.
+   * Throws `RangeError` unless `keep` is an integer ≥ 1.
+   */
+  async keepLast(threadId: string, keep: number): Promise<number> {
+    if (!Number.isInteger(keep) || keep < 1)
+      throw new RangeError('[sessionkit/langgraph] keepLast: keep must be an integer ≥ 1');
+    let dropped = 0;
+    for await (const address of this.#sessions.addresses(String(threadId), undefined)) {
+      const sessionId = this.#sessions.sessionId(address.threadId, address.namespace);
+      dropped += await this.#locked(sessionId, () =>
+        this.#retrying(async () => {
+          const view = await ThreadView.open(this.store, sessionId);
+          if (view === undefined) return 0;
+          const records = await keptRecords(view, keep, (v, ch, p) =>
+            this.#arrays.decode(v, ch, p),
+          );
+          if (records === undefined) return 0;
+          const before = new Set<string>();
+          for await (const r of view.descending()) before.add(r.id);
+          try {
+            await this.store.commit(sessionId, {
+              expectedRevision: view.revision,
+              replace: records,
+            });
+          } catch (e) {
+            if (isSessionKitError(e, 'conflict')) throw new StaleView(sessionId);
+            throw e;
+          }
+          return before.size - records.filter((r) => r.k === 'c').length;
+        }),
+      );
+    }
+    return dropped;
+  }
+
+  /**
+   * Deletes every thread but the newest `keep` (by the root namespace's last write), each
+   * with all its namespaces; returns how many threads were deleted. Reads summaries to
+   * choose. Throws `RangeError` unless `keep` is an integer ≥ 0.
+   */
+  async pruneThreads(keep: number): Promise<number> {
+    if (!Number.isInteger(keep) || keep < 0)
+      throw new RangeError('[sessionkit/langgraph] pruneThreads: keep must be an integer ≥ 0');
+    return this.#sessions.pruneThreads(keep);
+  }
+
   /** Closes the store when the saver opened it (`fromUrl`); a borrowed one stays open. */
   async close(): Promise<void> {
     if (this.#ownsStore) await this.store.close();
@@ -343,9 +434,8 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     const checkpoint = (await loadValue(this.serde, record.cp)) as Checkpoint;
     const values: Record<string, unknown> = {};
     for (const [channel, [, p]] of Object.entries(record.r)) {
-      const holder = await view.get(p);
-      if (holder.k === 'c' && Object.hasOwn(holder.b, channel))
-        values[channel] = await loadValue(this.serde, holder.b[channel]!);
+      const stored = await this.#arrays.decode(view, channel, p);
+      if (stored !== undefined) values[channel] = await loadValue(this.serde, stored);
     }
     checkpoint.channel_values = values;
     if (checkpoint.v < 4 && record.parent !== undefined)
@@ -367,6 +457,16 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     if (record.parent !== undefined)
       tuple.parentConfig = { configurable: { ...configurable, checkpoint_id: record.parent } };
     return tuple;
+  }
+
+  /** The channel refs of checkpoint `parent` (none without one, `{}` when it is not found). */
+  async #parentRefs(
+    view: ThreadView,
+    parent: string | undefined,
+  ): Promise<Record<string, Ref> | undefined> {
+    if (parent === undefined) return undefined;
+    if (parent === view.head.cp) return view.head.lr;
+    return (await view.findCheckpoint(parent))?.r ?? {};
   }
 
   /** Checkpoints before format 4 kept pending sends as the parent's TASKS writes. */
@@ -396,6 +496,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
   async #append(
     address: SessionAddress,
     build: (view: ThreadView) => Promise<ThreadRecord>,
+    landed: () => void = () => {},
   ): Promise<void> {
     const sessionId = this.#sessions.sessionId(address.threadId, address.namespace);
     await this.#locked(sessionId, () =>
@@ -416,6 +517,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
             throw new StaleView(sessionId);
           throw e;
         }
+        landed();
       }),
     );
   }
@@ -444,21 +546,6 @@ export class SessionKitSaver extends BaseCheckpointSaver {
       }
     }
   }
-}
-
-function headAfterPut(
-  head: Head,
-  id: string,
-  p: number,
-  r: Record<string, Ref>,
-  heads: Record<string, Ref>,
-): Head {
-  const sorted = head.sorted && (head.cp === null || id > head.cp);
-  if (head.cp !== null && id < head.cp) return { ...head, sorted, heads };
-  const late = { ...head.late };
-  // The same id put again: the writes the earlier record had stay found through `late`.
-  if (id === head.cp && head.w.length > 0) late[id] = [...(late[id] ?? []), ...head.w];
-  return { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads };
 }
 
 function addressOf(

@@ -4,6 +4,25 @@
 import { isSessionKitError, type SessionSummary, type Store } from '@sessionkit/core';
 import { sessionIdFor, threadSessionInput, threadStateOf } from './ids.js';
 
+/** One thread as `SessionKitSaver.threads` lists it. */
+export interface ThreadInfo {
+  /** LangGraph's thread id, exactly as given. */
+  threadId: string;
+  /** The session holding the thread's root namespace. */
+  sessionId: string;
+  /** When the thread's root namespace last changed. */
+  updatedAt: Date;
+  /** Records in the root namespace's session (checkpoints and writes). */
+  records: number;
+}
+
+/** A page of `SessionKitSaver.threads`. */
+export interface ThreadPage {
+  threads: ThreadInfo[];
+  /** Pass as `startAfter` for the next page; undefined on the last page. */
+  next: { updatedAt: Date; id: string } | undefined;
+}
+
 /** A thread and one of its checkpoint namespaces (`""` for the root graph). */
 export interface SessionAddress {
   threadId: string;
@@ -102,6 +121,89 @@ export class ThreadSessions {
         if (!isSessionKitError(e, 'not_found')) throw e;
       }
     }
+  }
+
+  /**
+   * Threads newest first (by the root namespace's last write), `limit` of them (1–1000,
+   * default 50) after the `startAfter` cursor a previous page returned. Reads summaries
+   * only.
+   */
+  async threads(limit = 50, startAfter?: { updatedAt: Date; id: string }): Promise<ThreadPage> {
+    const found: ThreadInfo[] = [];
+    let cursor = startAfter;
+    for (;;) {
+      const page = await this.#store.list({
+        folder: this.folder,
+        includeArchived: true,
+        limit: Math.min(PAGE, Math.max(limit * 2, 50)),
+        ...(cursor === undefined ? {} : { startAfter: cursor }),
+      });
+      for (const s of page) {
+        cursor = { updatedAt: s.updatedAt, id: s.id };
+        const state = threadStateOf(s.state);
+        if (state === undefined || state.checkpoint_ns !== '') continue;
+        if (s.id !== this.sessionId(state.thread_id, '')) continue;
+        found.push({
+          threadId: state.thread_id,
+          sessionId: s.id,
+          updatedAt: s.updatedAt,
+          records: s.messageCount,
+        });
+        if (found.length >= limit) return { threads: found, next: cursor };
+      }
+      if (page.length === 0 || page.length < Math.min(PAGE, Math.max(limit * 2, 50)))
+        return { threads: found, next: undefined };
+    }
+  }
+
+  /**
+   * Copies every namespace of thread `from` to thread `to`: each session's records are
+   * created anew under `to`'s ids in one `create` each (the root last, so a thread that
+   * lists is complete). Throws `not_found` when `from` has no checkpoints, `exists` when
+   * `to` already has a session.
+   */
+  async copy(from: string, to: string): Promise<void> {
+    const sources: SessionAddress[] = [];
+    for await (const a of this.addresses(from, undefined)) sources.push(a);
+    const root = await this.#store.load(this.sessionId(from, ''));
+    const copies = sources.filter((a) => a.namespace !== '');
+    for (const a of copies) {
+      const session = await this.#store.load(this.sessionId(from, a.namespace));
+      await this.#store.create({
+        ...threadSessionInput(
+          this.sessionId(to, a.namespace),
+          this.folder,
+          to,
+          a.namespace,
+          this.sessionId(to, ''),
+        ),
+        messages: session.messages,
+      });
+    }
+    await this.#store.create({
+      ...threadSessionInput(this.sessionId(to, ''), this.folder, to, '', undefined),
+      messages: root.messages,
+    });
+  }
+
+  /**
+   * Deletes every thread but the newest `keep` (by the root namespace's last write), each
+   * with all its namespaces. Returns how many threads were deleted. Reads summaries only.
+   */
+  async pruneThreads(keep: number): Promise<number> {
+    const doomed: string[] = [];
+    let seen = 0;
+    let cursor: { updatedAt: Date; id: string } | undefined;
+    do {
+      const page = await this.threads(PAGE, cursor);
+      for (const t of page.threads) {
+        seen += 1;
+        if (seen > keep) doomed.push(t.threadId);
+      }
+      cursor = page.next;
+    } while (cursor !== undefined);
+    for (const threadId of doomed) await this.deleteThread(threadId);
+    return doomed.length;
   }
 
   /** Every summary matching `filter`, newest first, in keyset pages. */

@@ -36,6 +36,7 @@ export interface StoredWrite {
 }
 
 const CHUNK = 32;
+const RANGE_WINDOW = 500;
 
 export class ThreadView {
   readonly #store: Store<unknown>;
@@ -96,6 +97,24 @@ export class ThreadView {
       else runs.push([p, 1]);
     }
     await Promise.all(runs.map(([offset, limit]) => this.#fetch(offset, limit)));
+  }
+
+  /** Reads every position from `from` to `to` (excluded) not cached yet, in large windows. */
+  async prefetchRange(from: number, to: number): Promise<void> {
+    const reads: Promise<void>[] = [];
+    let p = Math.max(0, from);
+    const end = Math.min(to, this.count);
+    while (p < end) {
+      if (this.#cache.has(p)) {
+        p++;
+        continue;
+      }
+      let q = p;
+      while (q < end && q - p < RANGE_WINDOW && !this.#cache.has(q)) q++;
+      reads.push(this.#fetch(p, q - p));
+      p = q;
+    }
+    await Promise.all(reads);
   }
 
   /** The checkpoint record with this id (the last one put, if it was put twice). */
@@ -159,8 +178,8 @@ export class ThreadView {
     }
   }
 
-  /** The writes stored for checkpoint `record`, in `writesSortKey` order, deduplicated. */
-  async writesOf(record: CheckpointRecord): Promise<StoredWrite[]> {
+  /** Positions of the writes records put to checkpoint `record`, ascending. */
+  async writePositions(record: CheckpointRecord): Promise<number[]> {
     const positions: number[] = [...(this.head.late[record.id] ?? [])];
     if (this.head.cp === record.id && this.head.at === record.p) positions.push(...this.head.w);
     else if (this.head.sorted) positions.push(...(await this.#writesAfter(record)));
@@ -168,7 +187,12 @@ export class ThreadView {
       for (const r of await this.all()) if (r.k === 'w' && r.to === record.id) positions.push(r.p);
     }
     await this.prefetch(positions);
-    const records = [...new Set(positions)].sort((a, b) => a - b);
+    return [...new Set(positions)].sort((a, b) => a - b);
+  }
+
+  /** The writes stored for checkpoint `record`, in `writesSortKey` order, deduplicated. */
+  async writesOf(record: CheckpointRecord): Promise<StoredWrite[]> {
+    const records = await this.writePositions(record);
     const byKey = new Map<string, StoredWrite>();
     for (const p of records) {
       const r = await this.get(p);
