@@ -92,7 +92,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     if (!isCommitter(store))
       throw new TypeError('[sessionkit/langgraph] the store must offer commit (a Committer)');
     this.store = store;
-    this.#arrays = new ArrayValues(options.cachedValues ?? 64);
+    this.#arrays = new ArrayValues(this.serde, options.cachedValues ?? 64);
     this.#sessions = new ThreadSessions(
       store,
       options.folder ?? 'langgraph',
@@ -205,11 +205,20 @@ export class SessionKitSaver extends BaseCheckpointSaver {
       storeValue(this.serde, rest),
       storeValue(this.serde, metadata),
     ]);
-    const blobs: Record<string, Stored> = {};
-    for (const channel of Object.keys(newVersions)) {
-      if (Object.hasOwn(values, channel) && values[channel] !== undefined)
-        blobs[channel] = await storeValue(this.serde, values[channel]);
-    }
+    // Channels in newVersions with a value; each is serialized once, however often the
+    // write is retried (an array only as far as it is not shared with its parent's).
+    const changed = Object.keys(newVersions).filter(
+      (channel) => Object.hasOwn(values, channel) && values[channel] !== undefined,
+    );
+    const whole = new Map<string, Promise<Stored>>();
+    const wholeValue = (channel: string) => () => {
+      let stored = whole.get(channel);
+      if (stored === undefined) {
+        stored = storeValue(this.serde, values[channel]);
+        whole.set(channel, stored);
+      }
+      return stored;
+    };
     let remember: (() => void)[] = [];
     await this.#append(
       address,
@@ -218,7 +227,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         const parentRefs = await this.#parentRefs(view, parent);
         const r: Record<string, Ref> = {};
         for (const [channel, version] of Object.entries(versions)) {
-          if (Object.hasOwn(blobs, channel)) r[channel] = [version, p];
+          if (changed.includes(channel)) r[channel] = [version, p];
           else {
             // The parent's value first (a fork may share version numbers with its
             // sibling), then the newest value of the channel.
@@ -231,10 +240,17 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         const heads = { ...view.head.heads };
         const b: Record<string, Blob> = {};
         remember = [];
-        for (const [channel, stored] of Object.entries(blobs)) {
+        for (const channel of changed) {
           heads[channel] = [versions[channel] ?? newVersions[channel]!, p];
           const base = (parentRefs ?? view.head.heads)[channel]?.[1];
-          const encoded = this.#arrays.encode(view, channel, stored, p, base);
+          const encoded = await this.#arrays.encode(
+            view,
+            channel,
+            values[channel],
+            wholeValue(channel),
+            p,
+            base,
+          );
           b[channel] = encoded.blob;
           remember.push(encoded.remember);
         }
@@ -357,8 +373,10 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         this.#retrying(async () => {
           const view = await ThreadView.open(this.store, sessionId);
           if (view === undefined) return 0;
-          const records = await keptRecords(view, keep, (v, ch, p) =>
-            this.#arrays.decode(v, ch, p),
+          const records = await keptRecords(
+            view,
+            keep,
+            async (v, ch, p) => (await this.#arrays.decode(v, ch, p))?.stored,
           );
           if (records === undefined) return 0;
           const before = new Set<string>();
@@ -430,12 +448,23 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     record: CheckpointRecord,
     address: SessionAddress,
   ): Promise<CheckpointTuple> {
-    await view.prefetch(Object.values(record.r).map(([, p]) => p));
+    await view.prefetch(
+      Object.entries(record.r)
+        .filter(([channel, [, p]]) => this.#arrays.remembered(view, channel, p) === undefined)
+        .map(([, [, p]]) => p),
+    );
     const checkpoint = (await loadValue(this.serde, record.cp)) as Checkpoint;
     const values: Record<string, unknown> = {};
     for (const [channel, [, p]] of Object.entries(record.r)) {
-      const stored = await this.#arrays.decode(view, channel, p);
-      if (stored !== undefined) values[channel] = await loadValue(this.serde, stored);
+      const remembered = this.#arrays.remembered(view, channel, p);
+      if (remembered !== undefined) {
+        values[channel] = remembered;
+        continue;
+      }
+      const decoded = await this.#arrays.decode(view, channel, p);
+      if (decoded === undefined) continue;
+      values[channel] = await loadValue(this.serde, decoded.stored);
+      this.#arrays.read(view, channel, p, values[channel], decoded.start);
     }
     checkpoint.channel_values = values;
     if (checkpoint.v < 4 && record.parent !== undefined)
