@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// pnpm --filter @sessionkit/langgraph bench: LangGraph's PostgresSaver beside SessionKitSaver
+// on the PostgreSQL and file stores, in one run, on the same compiled
+// StateGraph(MessagesAnnotation) whose one node returns two ~1 KB messages per invoke:
+// invokes/s with 10, 1,000 and 5,000 messages already in the thread, and bytes per thread
+// after 200 invokes. Needs the test PostgreSQL (SESSIONKIT_TEST_POSTGRES_URL). Prints a
+// Markdown table. `--quick` measures fewer invokes.
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { FileStore } from '@sessionkit/file';
+import { PostgresStore } from '@sessionkit/postgres';
+import pg from 'pg';
+import { SessionKitSaver } from '../dist/index.js';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const url = process.env.SESSIONKIT_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SIZES = [10, 1000, 5000];
+const INVOKES = values.quick ? 5 : 20;
+const BYTES_TURNS = 200;
+const pool = new pg.Pool({ connectionString: url, max: 4 });
+let schemas = 0;
+
+function graphOn(checkpointer) {
+  let turn = 0;
+  return new StateGraph(MessagesAnnotation)
+    .addNode('agent', () => {
+      turn += 1;
+      const text = `reply ${turn} `.padEnd(1000, 'x');
+      return { messages: [new AIMessage(text), new AIMessage(`${text}!`)] };
+    })
+    .addEdge(START, 'agent')
+    .addEdge('agent', END)
+    .compile({ checkpointer });
+}
+
+/** A thread that already holds `n` messages (written in one invoke, as an import would). */
+async function threadWith(graph, threadId, n) {
+  const messages = Array.from(
+    { length: n - 2 },
+    (_, i) => new HumanMessage(`earlier ${i} `.padEnd(1000, 'y')),
+  );
+  await graph.invoke({ messages }, { configurable: { thread_id: threadId } });
+}
+
+async function rate(graph, threadId) {
+  const config = { configurable: { thread_id: threadId } };
+  await graph.invoke({ messages: [] }, config); // warm: the saver has read the thread once
+  const start = performance.now();
+  for (let i = 0; i < INVOKES; i++) await graph.invoke({ messages: [] }, config);
+  return INVOKES / ((performance.now() - start) / 1000);
+}
+
+async function schemaBytes(schema) {
+  const r = await pool.query(
+    `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`,
+    [schema],
+  );
+  return Number(r.rows[0].bytes);
+}
+
+function folderBytes(dir) {
+  let total = 0;
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, name.name);
+    total += name.isDirectory() ? folderBytes(p) : statSync(p).size;
+  }
+  return total;
+}
+
+const contenders = [
+  {
+    name: 'PostgresSaver (@langchain/langgraph-checkpoint-postgres 1.0.5)',
+    async open() {
+      const schema = `lg_bench_pg_${process.pid}_${++schemas}`;
+      await pool.query(`CREATE SCHEMA "${schema}"`);
+      const saver = new PostgresSaver(pool, undefined, { schema });
+      await saver.setup();
+      return {
+        saver,
+        bytes: () => schemaBytes(schema),
+        close: () => pool.query(`DROP SCHEMA "${schema}" CASCADE`),
+      };
+    },
+  },
+  {
+    name: 'SessionKitSaver on @sessionkit/postgres',
+    async open() {
+      const schema = `lg_bench_sk_${process.pid}_${++schemas}`;
+      const store = await PostgresStore.fromPool(pool, { schema });
+      return {
+        saver: new SessionKitSaver(store),
+        bytes: () => schemaBytes(schema),
+        close: async () => {
+          await store.close();
+          await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+        },
+      };
+    },
+  },
+  {
+    name: 'SessionKitSaver on @sessionkit/file',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'lg-bench-'));
+      const store = new FileStore({ dir });
+      return {
+        saver: new SessionKitSaver(store),
+        bytes: async () => folderBytes(dir),
+        close: async () => {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
+
+const rows = [];
+let messagesJson = 0;
+for (const c of contenders) {
+  const row = { name: c.name, rates: [] };
+  for (const n of SIZES) {
+    const opened = await c.open();
+    try {
+      const graph = graphOn(opened.saver);
+      await threadWith(graph, `rate-${n}`, n);
+      row.rates.push(await rate(graph, `rate-${n}`));
+    } finally {
+      await opened.close();
+    }
+    process.stderr.write(`${c.name}: ${n} messages: ${row.rates.at(-1).toFixed(1)} invokes/s\n`);
+  }
+  const opened = await c.open();
+  try {
+    const graph = graphOn(opened.saver);
+    const config = { configurable: { thread_id: 'bytes' } };
+    for (let i = 0; i < BYTES_TURNS; i++) await graph.invoke({ messages: [] }, config);
+    const state = await graph.getState(config);
+    messagesJson = JSON.stringify(state.values.messages).length;
+    row.bytes = await opened.bytes();
+  } finally {
+    await opened.close();
+  }
+  rows.push(row);
+}
+await pool.end();
+
+const mib = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
+console.log(
+  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | bytes per ${BYTES_TURNS}-invoke thread |`,
+);
+console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: |`);
+for (const r of rows)
+  console.log(
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${mib(r.bytes)} |`,
+  );
+console.log(
+  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES} invokes per figure.`,
+);

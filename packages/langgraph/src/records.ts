@@ -1,0 +1,146 @@
+// The records a thread session's history holds, one per saver write: a checkpoint record
+// per `put` (the checkpoint without its channel values, its metadata and the values of the
+// channels it changed) and a writes record per `putWrites`. Every record carries the
+// thread's head as it was after that write, so one read of the last record tells where
+// the latest checkpoint, its channel values and its pending writes are.
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { MAX_JSON_DEPTH } from '@sessionkit/core';
+
+/** A value as the serializer made it: JSON kept as JSON, anything else as base64. */
+export type Stored = { j: unknown } | { s: string } | { t: string; x: string };
+
+/**
+ * A JSON array channel value stored as a change to an earlier one: the first `n` items of
+ * the value at position `base` (same channel), then `add`. `s` is the position of the full
+ * value the chain starts from, so a reader fetches `s … here` in a few windows.
+ */
+export interface Delta {
+  d: { base: number; n: number; s: number; add: unknown[] };
+}
+
+/** A channel value in a checkpoint record. */
+export type Blob = Stored | Delta;
+
+/** A channel's version and the position of the record holding its value. */
+export type Ref = [version: number | string, position: number];
+
+/** Where everything the latest checkpoint needs is (positions in the history). */
+export interface Head {
+  /** The history's generation: bumped when retention rewrites it (positions move). */
+  g: number;
+  /** The latest checkpoint's id (the greatest id), or null before the first put. */
+  cp: string | null;
+  /** The position of its record. */
+  at: number;
+  /** Whether checkpoint ids have only grown in history order (binary search is valid). */
+  sorted: boolean;
+  /** The latest checkpoint's channel refs. */
+  lr: Record<string, Ref>;
+  /** Positions of the writes records put while the latest checkpoint was latest. */
+  w: number[];
+  /** Writes records put to a checkpoint that was not the latest, by checkpoint id. */
+  late: Record<string, number[]>;
+  /** The newest stored value of each channel. */
+  heads: Record<string, Ref>;
+}
+
+interface RecordBase {
+  lg: 1;
+  g: number;
+  /** The record's own position in the history. */
+  p: number;
+  /** The latest checkpoint id once this record was written ('' before any). */
+  key: string;
+  h: Head;
+}
+
+/** One `put`. */
+export interface CheckpointRecord extends RecordBase {
+  k: 'c';
+  id: string;
+  parent?: string;
+  /** The checkpoint without `channel_values`. */
+  cp: Stored;
+  md: Stored;
+  /** Values of the channels this put changed. */
+  b: Record<string, Blob>;
+  /** For each channel of the checkpoint with a stored value: its version and where it is. */
+  r: Record<string, Ref>;
+}
+
+/** One `putWrites`: [channel, idx, value] in the order given. */
+export interface WritesRecord extends RecordBase {
+  k: 'w';
+  to: string;
+  task: string;
+  path: string;
+  w: [string, number, Stored][];
+}
+
+export type ThreadRecord = CheckpointRecord | WritesRecord;
+
+export const EMPTY_HEAD: Head = {
+  g: 0,
+  cp: null,
+  at: -1,
+  sorted: true,
+  lr: {},
+  w: [],
+  late: {},
+  heads: {},
+};
+
+/** The record's shape is one this saver wrote (anything else is not a saver session). */
+export function isThreadRecord(value: unknown): value is ThreadRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Partial<ThreadRecord>;
+  return r.lg === 1 && (r.k === 'c' || r.k === 'w') && typeof r.p === 'number';
+}
+
+/** Serializes `value` with the saver's serializer into what a record stores. */
+export async function storeValue(serde: SerializerProtocol, value: unknown): Promise<Stored> {
+  const [type, bytes] = await serde.dumpsTyped(value);
+  if (type === 'json') {
+    const text = typeof bytes === 'string' ? bytes : new TextDecoder().decode(bytes);
+    const parsed: unknown = JSON.parse(text);
+    // Stored as JSON so the record is not JSON-in-a-string (half the bytes, readable);
+    // values nested deeper than a store accepts are kept as their text.
+    return withinDepth(parsed, MAX_JSON_DEPTH - 16) ? { j: parsed } : { s: text };
+  }
+  return { t: type, x: Buffer.from(bytes).toString('base64') };
+}
+
+/** Reads back what `storeValue` stored. */
+export async function loadValue(serde: SerializerProtocol, stored: Stored): Promise<unknown> {
+  if ('j' in stored) return serde.loadsTyped('json', JSON.stringify(stored.j));
+  if ('s' in stored) return serde.loadsTyped('json', stored.s);
+  return serde.loadsTyped(stored.t, new Uint8Array(Buffer.from(stored.x, 'base64')));
+}
+
+/** Whether `value` nests at most `max` levels (iterative: no stack to overflow). */
+function withinDepth(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > max) return false;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
+/** The head after putting checkpoint `id` at position `p` with refs `r`. */
+export function headAfterPut(
+  head: Head,
+  id: string,
+  p: number,
+  r: Record<string, Ref>,
+  heads: Record<string, Ref>,
+): Head {
+  const sorted = head.sorted && (head.cp === null || id > head.cp);
+  if (head.cp !== null && id < head.cp) return { ...head, sorted, heads };
+  const late = { ...head.late };
+  // The same id put again: the writes the earlier record had stay found through `late`.
+  if (id === head.cp && head.w.length > 0) late[id] = [...(late[id] ?? []), ...head.w];
+  return { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads };
+}

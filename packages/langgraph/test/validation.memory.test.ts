@@ -1,0 +1,3 @@
+import { validateOn } from './support/validation.js';
+
+validateOn('memory');
