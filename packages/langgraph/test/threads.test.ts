@@ -22,10 +22,7 @@ const emptyCheckpoint = () => ({
 describeOnBackends(
   {
     package: 'langgraph',
-    // Not s3 yet: under these tests the S3 store intermittently reads a thread session
-    // back as corrupt ("head is not JSON"), an adapter finding reported for its own issue.
-    // LangGraph's validation suite runs on s3 in full (validation.s3.test.ts).
-    backends: ['memory', 'file', 'postgres', 'redis', 'redis-cluster'],
+    backends: ['memory', 'file', 'postgres', 'redis', 'redis-cluster', 's3'],
     commitOptions: {},
     needing: 'that write threads',
   },
