@@ -19,6 +19,7 @@ import {
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { readSnapshot } from './reads.js';
+import { rebuildSearchTexts } from './repair.js';
 import {
   readStateDetail,
   type StoredChange,
@@ -91,9 +92,32 @@ export function commitSession(
         return LOST_RACE;
       case 'written':
         ctx.cache.set(id, written(state, plan.state, outcome.version));
+        if (outcome.rebuild) await rebuildAfterWrite(ctx, id, state.life, outcome.version);
         return plan.result;
     }
   });
+}
+
+/**
+ * A commit to a session whose search texts were not one per message of this release's
+ * format (one of the previous release the upgrade has not rebuilt, or texts lost) wrote
+ * its messages without texts: they are rebuilt from the messages now, at the version the
+ * commit wrote, so `list({ query })` sees the history as committed. The commit has landed,
+ * so a failure here is not the commit's: the session is left as it is (each later write
+ * asks again and `repair()` rebuilds it), and one that moved meanwhile is left to the
+ * write that moved it.
+ */
+async function rebuildAfterWrite(
+  ctx: StoreContext,
+  id: string,
+  life: string,
+  version: number,
+): Promise<void> {
+  try {
+    await rebuildSearchTexts(ctx, id, { life, version });
+  } catch {
+    // Left for the next write or repair(), see above.
+  }
 }
 
 /**

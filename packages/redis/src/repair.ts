@@ -121,7 +121,7 @@ async function restoreSearchTexts(ctx: StoreContext, truth: Truth): Promise<numb
  * Rebuilds the search texts of `id` from its messages if it is still at `state`'s life and
  * version; 1 when stored, 0 when the session moved or is gone. Throws `corrupt`.
  */
-async function rebuildSearchTexts(
+export async function rebuildSearchTexts(
   ctx: StoreContext,
   id: string,
   state: Pick<VersionedState, 'life' | 'version'>,
@@ -151,7 +151,11 @@ async function rebuildSearchTexts(
  * whose search data is of the previous format (one lower-cased string that did not read
  * message parts) gets its per-message search texts rebuilt from its messages, then the
  * format key is set. Safe to run from several processes at once (each rebuild is
- * conditional on the version it read); a session it cannot read is left to `repair()`.
+ * conditional on the version it read); a session it cannot read (corrupt) is left to
+ * `repair()`. A rebuild that lost a race with a write is tried again from a fresh read; a
+ * session still not rebuilt after that, or any other failure (thrown: the next call
+ * runs the upgrade again), leaves the format key unset, so the store is marked upgraded
+ * only when every readable session is of this release's format.
  */
 export async function upgradeStore(ctx: StoreContext): Promise<void> {
   const k = ctx.keys;
@@ -166,12 +170,32 @@ export async function upgradeStore(ctx: StoreContext): Promise<void> {
   const ids = (await scanKeys(ctx, k.metaPattern))
     .map((key) => k.idOfMetaKey(key))
     .filter((id): id is string => id !== undefined);
+  let complete = true;
   for (const id of ids) {
-    const read = await readStateDetail(ctx, id).catch(() => undefined);
-    if (read === undefined || read.searchCurrent) continue;
-    await rebuildSearchTexts(ctx, id, read.state).catch(() => 0);
+    if (!(await upgradeSession(ctx, id))) complete = false;
   }
-  await command(ctx, 'opening the store', () => ctx.client.set(k.format, FORMAT));
+  if (complete) await command(ctx, 'opening the store', () => ctx.client.set(k.format, FORMAT));
+}
+
+/** Rebuilds tried for one session whose rebuild keeps losing races with writes. */
+const UPGRADE_ATTEMPTS = 3;
+
+/**
+ * Brings one session's search texts to this release's format: true when they are (or the
+ * session is gone or corrupt: `repair()` reports it), false when writes kept moving it.
+ */
+async function upgradeSession(ctx: StoreContext, id: string): Promise<boolean> {
+  for (let attempt = 0; attempt < UPGRADE_ATTEMPTS; attempt++) {
+    try {
+      const read = await readStateDetail(ctx, id);
+      if (read === undefined || read.searchCurrent) return true;
+      if (Number(await rebuildSearchTexts(ctx, id, read.state)) === 1) return true;
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'corrupt') return true;
+      throw e;
+    }
+  }
+  return false;
 }
 
 async function pendingSince(ctx: StoreContext): Promise<Map<string, number>> {

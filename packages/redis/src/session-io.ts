@@ -210,7 +210,12 @@ export interface RecordWrite {
 
 /** What a conditional write found. */
 export type WriteOutcome =
-  | { kind: 'written'; version: number }
+  | {
+      kind: 'written';
+      version: number;
+      /** The session's search texts were not this release's: left for `rebuildSearchTexts`. */
+      rebuild: boolean;
+    }
   | { kind: 'replayed'; result: CommitResult }
   | { kind: 'missing' }
   | { kind: 'moved'; current: VersionedState };
@@ -263,9 +268,9 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
   }
   if (reply.startsWith('p')) return { kind: 'replayed', result: resultOf(w.id, reply.slice(1)) };
   if (ctx.cluster) await ctx.orderWrites.set(w.id, score);
-  const [version] = outcomeNumbers(reply);
+  const [version, , , , rebuild] = outcomeNumbers(reply);
   if (!reply.startsWith('w') || !Number.isSafeInteger(version)) {
     throw errors.corrupt(w.id, `unexpected outcome of a write (${reply.slice(0, 40)})`);
   }
-  return { kind: 'written', version: version as number };
+  return { kind: 'written', version: version as number, rebuild: rebuild === 1 };
 }

@@ -9,6 +9,7 @@ import type { Message } from '@sessionkit/core';
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeySpace, RedisStore } from '../src/index.js';
+import { SCRIPTS } from '../src/lua/index.js';
 import { redisAvailable } from './env.js';
 import { dropPrefix, freshPrefix, newClient } from './harness.js';
 
@@ -115,6 +116,61 @@ describe.skipIf(!available)('redis › upgrade from the previous release', () =>
     expect(ids(await store.list({ query: 'old process' }))).toEqual(['late']);
     expect(ids(await store.list({ query: 'fresh' }))).toEqual(['new']);
     expect(await c.exists(keys.session('late').legacyText)).toBe(0);
+  });
+
+  it('a session of the previous format left after the upgrade keeps search aligned through append and truncate', async () => {
+    // A session the upgrade did not rebuild (its rebuild failed or raced, or a process of
+    // the previous release wrote it after the format key was set) has no per-message
+    // texts: a write must not push this release's texts at index 0 of that list, nor
+    // trim it as if it held one text per message.
+    const { c, prefix, keys } = setup();
+    const store = new RedisStore({ client: c, prefix });
+    expect(await store.list()).toEqual([]);
+    expect(await c.get(keys.format)).toBe('2');
+    await writePrevious(
+      c,
+      keys,
+      'skipped',
+      [ui('m1', 'user', 'the ALPHA plan'), ui('m2', 'assistant', 'a bravo reply')],
+      '',
+    );
+    await store.commit('skipped', { append: [ui('m3', 'user', 'charlie asks')] });
+    await store.commit('skipped', { truncate: 1, append: [ui('m4', 'user', 'delta instead')] });
+    expect(ids(await store.list({ query: 'alpha' }))).toEqual(['skipped']);
+    expect(ids(await store.list({ query: 'delta' }))).toEqual(['skipped']);
+    expect(await store.list({ query: 'bravo' })).toEqual([]);
+    expect(await store.list({ query: 'charlie' })).toEqual([]);
+    expect(await c.lrange(keys.session('skipped').text, 0, -1)).toEqual([
+      'the alpha plan',
+      'delta instead',
+    ]);
+    expect((await store.repair()).indexEntriesFixed).toBe(0);
+  });
+
+  it('a search-text rebuild of the upgrade that loses a race with a write is tried again', async () => {
+    const { c, prefix, keys } = setup();
+    await writePrevious(c, keys, 'raced', [ui('m1', 'user', 'an ECHO of parts')], '');
+    // The store's own client: the first rebuild of 'raced' finds its write version moved
+    // (a write landed between the upgrade's read and its rebuild).
+    const own = newClient();
+    const evalsha = own.evalsha.bind(own) as (...args: unknown[]) => Promise<unknown>;
+    let raced = false;
+    (own as unknown as { evalsha: typeof evalsha }).evalsha = async (...args: unknown[]) => {
+      if (!raced && args[0] === SCRIPTS.rebuildText.sha) {
+        raced = true;
+        await c.hincrby(keys.session('raced').meta, 'w', 1);
+      }
+      return evalsha(...args);
+    };
+    try {
+      const store = new RedisStore({ client: own, prefix });
+      expect(ids(await store.list({ query: 'echo' }))).toEqual(['raced']);
+      expect(raced).toBe(true);
+      expect(await c.lrange(keys.session('raced').text, 0, -1)).toEqual(['an echo of parts']);
+      expect(await c.get(keys.format)).toBe('2');
+    } finally {
+      own.disconnect();
+    }
   });
 
   it('a store with no session is marked current without a scan', async () => {

@@ -80,13 +80,21 @@ return 'c'
  * moves `w`). A record stored before life tokens existed has none and matches ''.
  * Messages and their search texts: `replace` the history; `truncate` keeps the first
  * `keep` (LTRIM: the cost grows with what is dropped); then the added ones are pushed.
+ * The search texts are kept, trimmed and pushed only while they are this release's, one
+ * per message (format `x` current and as many as the messages): otherwise (a session of
+ * the previous format the upgrade has not rebuilt, texts lost) pushing or trimming them
+ * would pair texts with the wrong messages, so the list is dropped, and the previous
+ * format's text too when messages are dropped, and the outcome asks for a rebuild from
+ * the messages. A replace or a truncation to nothing makes them current.
  * ARGV: token, expectedLife, expectedVersion, header, revision (kept in `r` for events),
  * lineage, mode ('append' | 'truncate' | 'replace'), ttlMs, keep, parentId, newCount,
  * updatedAtMs, id, operationId ('' none), parentLife ('-' keeps it: only a promotion
  * changes the parent), added count k, messages… (k), texts… (k).
  * Extra KEYS[11] (standalone only): the listing order, updated in the same step.
- * Returns the outcome 'w <version> <revision> <count> <updatedAt>' (written, now or by an
- * earlier run of this token), 'p …' (a recorded operation), 'f' (settled as not applied),
+ * Returns the outcome 'w <version> <revision> <count> <updatedAt> <rebuild>' (written, now
+ * or by an earlier run of this token; <rebuild> is '1' when the search texts are left to be
+ * rebuilt, '0' otherwise; an outcome recorded before it existed has none), 'p …' (a
+ * recorded operation), 'f' (settled as not applied),
  * {0} when the session is missing, {1, header, count, lineage, version, parent, life,
  * parentLife} when another write came first.
  */
@@ -98,27 +106,33 @@ if op ~= '' then
   local seen = redis.call('HGET', KEYS[8], op)
   if seen then return 'p ' .. seen end
 end
-local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q')
+local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
 if not cur[4] then return {0} end
 if cur[4] ~= ARGV[3] or (cur[6] or '') ~= ARGV[2] then
   return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or '', cur[7] or ''}
 end
 local mode = ARGV[7]
-if mode == 'replace' then
+local keep = tonumber(ARGV[9])
+local k = tonumber(ARGV[16])
+local current = cur[8] == '${SEARCH_FORMAT}' and redis.call('LLEN', KEYS[3]) == tonumber(cur[2])
+if mode == 'replace' or (mode == 'truncate' and keep == 0) then
   redis.call('DEL', KEYS[2], KEYS[3], KEYS[10])
   redis.call('HSET', KEYS[1], 'x', '${SEARCH_FORMAT}')
+  current = true
 elseif mode == 'truncate' then
-  local keep = tonumber(ARGV[9])
-  if keep == 0 then
-    redis.call('DEL', KEYS[2], KEYS[3])
-  else
-    redis.call('LTRIM', KEYS[2], 0, keep - 1)
+  redis.call('LTRIM', KEYS[2], 0, keep - 1)
+  if current then
     redis.call('LTRIM', KEYS[3], 0, keep - 1)
+  else
+    redis.call('DEL', KEYS[3], KEYS[10])
   end
 end
-local k = tonumber(ARGV[16])
 push_range(KEYS[2], 17, 16 + k)
-push_range(KEYS[3], 17 + k, 16 + 2 * k)
+if current then
+  push_range(KEYS[3], 17 + k, 16 + 2 * k)
+elseif k > 0 then
+  redis.call('DEL', KEYS[3])
+end
 redis.call('HSET', KEYS[1], 'h', ARGV[4], 'r', ARGV[5], 'n', ARGV[11], 'l', ARGV[6], 'p', ARGV[10])
 if ARGV[15] ~= '-' then redis.call('HSET', KEYS[1], 'q', ARGV[15]) end
 local version = redis.call('HINCRBY', KEYS[1], 'w', 1)
@@ -130,7 +144,9 @@ if op ~= '' then
 end
 expire_all(tonumber(ARGV[8]))
 if #KEYS >= 11 then redis.call('ZADD', KEYS[11], 'GT', ARGV[12], ARGV[13]) end
-local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12]
+local rebuild = '0'
+if not current then rebuild = '1' end
+local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12] .. ' ' .. rebuild
 ledger_record(ARGV[1], outcome)
 return outcome
 `;
@@ -183,14 +199,21 @@ return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', msgs, texts, s[8] 
 /**
  * A listing row: {header, count, matched, parent} or nil. ARGV[1] is the lower-cased query
  * ('' for none): matched is 1 when one message's search text holds it as a plain
- * substring. The transcript (the message list) is never read.
+ * substring, or, for a session still of the previous format (not yet rebuilt), its one
+ * search text does. The transcript (the message list) is never read.
  */
 export const SUMMARY = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'p')
+local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'p', 'x')
 local matched = 0
 if ARGV[1] ~= '' then
-  for _, text in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local texts
+  if s[4] == '${SEARCH_FORMAT}' then
+    texts = redis.call('LRANGE', KEYS[3], 0, -1)
+  else
+    texts = {redis.call('GET', KEYS[10]) or ''}
+  end
+  for _, text in ipairs(texts) do
     if string.find(text, ARGV[1], 1, true) then
       matched = 1
       break
