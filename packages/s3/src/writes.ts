@@ -1,6 +1,8 @@
 // The two ways a session is written: a new generation (create, branch, clone) and the
 // next version of a live one (every other write). Both announce themselves with a write
-// marker, retry lost races, and update the index before they resolve.
+// marker, retry lost races, and update the index before they resolve. When that update
+// fails after the write landed, the write still resolves and its marker stays: readers
+// heal the entry from the session while a marker is up, so the listing stays truthful.
 import {
   LOST_RACE,
   OperationLog,
@@ -47,6 +49,20 @@ export interface Decision<T> {
 }
 
 /**
+ * Runs the index update of a write that landed. Resolves whether the entry was written:
+ * a failure is not the write's (its data is stored; failing it would invite a retry that
+ * writes it twice), so it is swallowed and the caller keeps the marker up instead.
+ */
+async function indexLanded(update: () => Promise<void>): Promise<boolean> {
+  try {
+    await update();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Writes the next version of the live session `id`: reads its newest version, lets
  * `decide` check preconditions and compute the version (throwing `conflict`, … to write
  * nothing), and writes it with `If-None-Match: *`. A lost race re-reads and decides
@@ -76,6 +92,9 @@ async function changeSessionNow<T>(
   // The marker goes up while the head is read; it must exist before the version does.
   const marking = ctx.index.mark(id);
   marking.catch(() => {});
+  // True from the moment a version landed until its index entry is written; the marker
+  // stays up if the call ends meanwhile (the update failed, or the head move threw first).
+  let indexLags = false;
   try {
     // The first attempt starts from the head alone: if it lagged, the version write
     // fails and later attempts read past it (not from the head, which the winner may not
@@ -90,10 +109,14 @@ async function changeSessionNow<T>(
       throwIfAborted(errors, signal, operation, id);
       const next = decision.next;
       const tombstone = next.tombstone === true;
-      const index = () =>
-        tombstone
-          ? ctx.index.remove(id, current.gen)
-          : ctx.index.put(id, entryOf(current.gen, current.n + 1, next.state));
+      const index = async () => {
+        indexLags = true;
+        indexLags = !(await indexLanded(() =>
+          tombstone
+            ? ctx.index.remove(id, current.gen)
+            : ctx.index.put(id, entryOf(current.gen, current.n + 1, next.state)),
+        ));
+      };
       const outcome = await writeNext(ctx.io, current, next, index);
       if (outcome === 'dead') {
         await ctx.index.remove(id, current.gen);
@@ -114,7 +137,7 @@ async function changeSessionNow<T>(
       return LOST_RACE;
     });
   } finally {
-    ctx.index.unmarkLater(id, marking);
+    if (!indexLags) ctx.index.unmarkLater(id, marking);
   }
 }
 
@@ -138,6 +161,8 @@ export async function createSession(
   const doing = `creating session "${id}"`;
   const marking = ctx.index.mark(id);
   marking.catch(() => {});
+  // Set when the head landed and the index entry could not be written (see changeSession).
+  let indexLags = false;
   try {
     return await retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
       const current = await readCurrent(ctx.io, id);
@@ -164,7 +189,7 @@ export async function createSession(
         doing,
       );
       if (out.written) {
-        await ctx.index.put(id, entryOf(gen, 1, state));
+        indexLags = !(await indexLanded(() => ctx.index.put(id, entryOf(gen, 1, state))));
         return state;
       }
       // Another writer changed the head first: drop this generation and look again.
@@ -172,7 +197,7 @@ export async function createSession(
       return LOST_RACE;
     });
   } finally {
-    ctx.index.unmarkLater(id, marking);
+    if (!indexLags) ctx.index.unmarkLater(id, marking);
   }
 }
 

@@ -1,5 +1,6 @@
-// Faults: a writer that dies between its version object and its index update, the
-// server stopped mid-run, and eight writers racing on one session through the proxy.
+// Faults: a writer that dies between its version object and its index update, an index
+// update that fails after its write landed, the server stopped mid-run, and eight writers
+// racing on one session through the proxy.
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import {
   isSessionKitError,
@@ -53,6 +54,28 @@ function clientDyingAfterVersion(endpoint: string): S3Client {
     const input = (command as { input?: { Key?: string; IfNoneMatch?: string } }).input;
     if (input?.IfNoneMatch === '*' && /\/v\/\d+$/.test(input.Key ?? '')) dead = true;
     return out;
+  };
+  return client;
+}
+
+/**
+ * A client whose next `faults.left` writes of an index shard fail (503), as when the
+ * index update's retries run out under contention; every other request goes through.
+ */
+function clientFailingIndexWrites(endpoint: string, faults: { left: number }): S3Client {
+  const client = testClient(endpoint);
+  const send = client.send.bind(client) as (command: unknown) => Promise<unknown>;
+  (client as unknown as { send: (c: unknown) => Promise<unknown> }).send = async (command) => {
+    const input = (command as { input?: { Key?: string; Body?: unknown } }).input;
+    const indexWrite = input?.Body !== undefined && /\/index\/\d+\.json$/.test(input.Key ?? '');
+    if (indexWrite && faults.left > 0) {
+      faults.left--;
+      throw Object.assign(new Error('injected: the index shard write failed'), {
+        name: 'ServiceUnavailable',
+        $metadata: { httpStatusCode: 503 },
+      });
+    }
+    return send(command);
   };
   return client;
 }
@@ -124,6 +147,66 @@ describe('a writer killed between its version object and its index update', () =
     // The next writer continues after the dead writer's version.
     const r = await store.commit(s.id, { append: [msg('third')] });
     expect(r).toMatchObject({ revision: 3, messageCount: 3 });
+    await store.close();
+  });
+});
+
+describe('an index update that fails after the write landed', () => {
+  it('resolves the write and keeps its marker, so list heals without repair', async () => {
+    const store = await storeOn(target);
+    const s = await store.create({
+      id: newSessionId(),
+      title: 'before',
+      messages: [msg('one'), msg('two zebra')],
+    });
+    const faults = { left: 0 };
+    const failing = await openS3Store({
+      client: clientFailingIndexWrites(target.endpoint, faults),
+      bucket: target.bucket,
+      prefix: store.prefix,
+    });
+    const markersOf = async (id: string) =>
+      (
+        await raw.send(
+          new ListObjectsV2Command({
+            Bucket: target.bucket,
+            Prefix: `${store.prefix}pending/${id}/`,
+          }),
+        )
+      ).KeyCount;
+
+    // The version and the head land, the index entry does not: the commit resolves with
+    // its result (an error would invite a retry, which appends a second time).
+    faults.left = 1;
+    const r = await failing.commit(s.id, {
+      truncate: 1,
+      append: [msg('three')],
+      patch: { title: 'after' },
+    });
+    expect(faults.left).toBe(0);
+    expect(r).toMatchObject({ revision: 2, messageCount: 2 });
+    expect(await markersOf(s.id)).toBe(1);
+    // Without repair(), another store's list tells what load tells.
+    const loaded = await store.load(s.id);
+    expect(loaded.messages).toEqual([msg('one'), msg('three')]);
+    const { messages, ...rest } = loaded;
+    expect(await listed(store, s.id)).toEqual({ ...rest, messageCount: messages.length });
+    // Search reads the chain after the truncate: the dropped message is not found.
+    expect((await store.list({ query: 'zebra' })).map((x) => x.id)).toEqual([]);
+    expect((await store.list({ query: 'three' })).map((x) => x.id)).toEqual([s.id]);
+
+    // A create whose first index entry fails: created (an error would say to retry,
+    // which answers `exists`) and listed.
+    faults.left = 1;
+    const c = await failing.create({ id: newSessionId(), title: 'created' });
+    expect(faults.left).toBe(0);
+    expect(await markersOf(c.id)).toBe(1);
+    const { messages: none, ...created } = await store.load(c.id);
+    expect(await listed(store, c.id)).toEqual({ ...created, messageCount: none.length });
+
+    // The heals wrote both entries: repair finds nothing to fix.
+    expect((await store.repair()).indexEntriesFixed).toBe(0);
+    await failing.close();
     await store.close();
   });
 });
