@@ -31,7 +31,7 @@ interface Truth {
  * Rebuilds the listing order, children sets, pending marks and the search texts that are
  * missing or of the previous release's format; reports what it did.
  */
-export async function repairIndex(ctx: StoreContext): Promise<RepairReport> {
+export async function rebuildIndex(ctx: StoreContext): Promise<RepairReport> {
   const truth = await readTruth(ctx);
   const pending = await pendingSince(ctx);
   const inProgress = new Set(

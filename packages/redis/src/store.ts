@@ -33,7 +33,7 @@ import { DEFAULT_PREFIX, KeySpace } from './keys.js';
 import { listSummaries } from './list.js';
 import { pruneRoots } from './prune.js';
 import { loadSession, loadWindow } from './reads.js';
-import { repairIndex, upgradeStore } from './repair.js';
+import { rebuildIndex, upgradeStore } from './repair.js';
 import * as router from './router.js';
 import type { RedisClient } from './scripts.js';
 import { StateCache } from './state-cache.js';
@@ -237,7 +237,7 @@ export class RedisStore<M = Message> extends BaseStore<M> implements FullStore<M
   }
 
   protected override repairStore(): Promise<RepairReport> {
-    return repairIndex(this.#ctx);
+    return rebuildIndex(this.#ctx);
   }
 
   /** `write` of `id` after this store's earlier writes of it (`closed` if it waited past close). */

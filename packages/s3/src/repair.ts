@@ -99,7 +99,7 @@ const asJson = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
  * head still reads); `indexEntriesFixed` counts index entries added, changed or removed
  * and search-text objects rewritten. Reads every object of every session.
  */
-export async function repairStore(ctx: StoreContext): Promise<RepairReport> {
+export async function rebuildIndex(ctx: StoreContext): Promise<RepairReport> {
   // No healing first: every entry a dead writer left behind is counted as fixed here.
   const folders = await ctx.io.listFolders(SESSIONS_PREFIX, 'listing sessions');
   const ids = folders.map((f) => f.slice(SESSIONS_PREFIX.length, -1));

@@ -33,7 +33,7 @@ import { statusKey } from './keys.js';
 import { childrenIn, indexView, listSessions } from './list.js';
 import type { ObjectIO, RequestStats } from './objects.js';
 import { pruneRoots } from './prune.js';
-import { repairStore } from './repair.js';
+import { rebuildIndex } from './repair.js';
 import { nextRouterTime, readRouter, recentRows, updateRouter } from './router.js';
 import type { SessionIndex } from './session-index.js';
 import { readLive } from './session-log.js';
@@ -229,7 +229,7 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
   }
 
   protected override repairStore(): Promise<RepairReport> {
-    return repairStore(this.#ctx);
+    return rebuildIndex(this.#ctx);
   }
 
   async #children(id: string): Promise<string[]> {
