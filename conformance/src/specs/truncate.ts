@@ -221,6 +221,30 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
     { requires: ['Committer'] },
   );
 
+  t.testFor(
+    'Brancher',
+    'a clone keeps its own text when its source appends and is truncated afterwards',
+    async (ctx) => {
+      const store = ctx.store as C & Brancher;
+      const folder = ctx.folder();
+      const found = async (q: string) =>
+        (await store.list({ folder, query: q })).map((x) => x.id).sort();
+      const source = await createSession(ctx, {
+        folder,
+        messages: [msg('user', 'the caracal'), msg('assistant', 'the ocelot')],
+      });
+      const copy = await store.clone(source.id);
+      // Plain commits straight after the clone: what the source gains or drops is its own.
+      await store.commit(source.id, { append: [msg('user', 'the margay')] });
+      expect(await found('margay')).toEqual([source.id]);
+      await store.commit(source.id, { truncate: 1 });
+      expect(await found('ocelot')).toEqual([copy.id]);
+      expect(await found('caracal')).toEqual([source.id, copy.id].sort());
+      expect(await found('margay')).toEqual([]);
+    },
+    { requires: ['Committer'] },
+  );
+
   t.test('truncate and operationId together: a repeated pop drops one message', async (ctx) => {
     const store = ctx.store as C;
     const s = await createSession(ctx, { messages: turns(2) });
