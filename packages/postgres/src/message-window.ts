@@ -3,6 +3,7 @@
 // (session_id, seq), so its cost grows with the window, not with the history.
 import { type NormalizedMessageWindow, windowBounds } from '@sessionkit/core/adapter';
 import type { QueryConfig } from 'pg';
+import { parseMessageRows } from './codec.js';
 import { errors } from './errors.js';
 
 /** A row of the window statement: the header part repeats on every row. */
@@ -80,20 +81,6 @@ export function parseWindow(
       `message rows ${start}…${end - 1} are incomplete (run repair() for a report)`,
     );
   }
-  const messages: unknown[] = new Array(present.length);
-  for (let i = 0; i < present.length; i++) {
-    const row = present[i]!;
-    if (row.seq !== start + i || row.body === null) {
-      throw errors.corrupt(
-        id,
-        `message rows have a gap at ${start + i} (run repair() for a report)`,
-      );
-    }
-    try {
-      messages[i] = JSON.parse(row.body);
-    } catch (e) {
-      throw errors.corrupt(id, `message ${start + i} is not valid JSON`, e);
-    }
-  }
+  const messages = parseMessageRows(id, present, start);
   return { messages, offset: start, messageCount, revision: Number(first.revision) };
 }
