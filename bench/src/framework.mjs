@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { isSessionKitError } from '@sessionkit/core';
 import { BACKENDS } from './backends/index.mjs';
-import { median, message, sessionWithHistory, turnMessages } from './workload.mjs';
+import { median, message, sessionWithHistory, turnMessages, withStore } from './workload.mjs';
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
@@ -27,16 +27,6 @@ const settings = {
   turnsPerBlock: quick ? 20 : 50,
 };
 const only = values.only?.split(',').map((s) => s.trim());
-
-/** A fresh store of the backend for `fn`, closed afterwards. */
-async function withStore(backend, fn) {
-  const opened = await backend.open();
-  try {
-    return await fn(opened);
-  } finally {
-    await opened.close();
-  }
-}
 
 /** `fn()`'s result, or `undefined` when the store refuses the commit option it uses. */
 async function unlessUnsupported(fn) {

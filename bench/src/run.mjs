@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { BACKENDS } from './backends/index.mjs';
 import { rawRatioChart, turnsChart } from './charts.mjs';
 import { benchmarksPage } from './report.mjs';
-import { conversation, list20, loadVsParse, rawRate, turnRate } from './workload.mjs';
+import { conversation, list20, loadVsParse, rawRate, turnRate, withStore } from './workload.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -36,16 +36,6 @@ const settings = {
 };
 const out = values.out ?? fileURLToPath(new URL('../../docs', import.meta.url));
 const only = values.only?.split(',').map((s) => s.trim());
-
-/** A fresh store of the backend for `fn`, closed afterwards. */
-async function withStore(backend, fn) {
-  const opened = await backend.open();
-  try {
-    return await fn(opened);
-  } finally {
-    await opened.close();
-  }
-}
 
 async function measure(backend) {
   const result = { name: backend.name, ceiling: backend.ceiling, turns: [] };

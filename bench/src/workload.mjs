@@ -5,6 +5,16 @@ import { newSession } from '@sessionkit/core';
 
 const FILLER = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(20);
 
+/** A fresh store of the backend for `fn`, closed afterwards. */
+export async function withStore(backend, fn) {
+  const opened = await backend.open();
+  try {
+    return await fn(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
 /** One ~1 KB message: `n` makes each distinct (search and compression see real text). */
 export function message(n, role = n % 2 === 0 ? 'user' : 'assistant') {
   return { role, content: `message ${n}: ${FILLER.slice(0, 1000)}` };
