@@ -57,9 +57,13 @@ export function collectProblems(page: Page): string[] {
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
-  page.on('requestfailed', (r) =>
-    problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`),
-  );
+  page.on('requestfailed', (r) => {
+    // Chromium cancels a favicon fetch still in flight when the page navigates on
+    // (net::ERR_ABORTED): the browser's choice, not the server's failure.
+    const aborted = r.failure()?.errorText === 'net::ERR_ABORTED';
+    if (aborted && new URL(r.url()).pathname.endsWith('/favicon.svg')) return;
+    problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+  });
   return problems;
 }
 
