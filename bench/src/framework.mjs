@@ -5,7 +5,7 @@
 //     `truncate: messageCount - 1` and once with `replace` carrying the kept history:
 //     time per pop and bytes written per pop (the backend's own counter of what it wrote).
 //   - operation ids: turns round robin over live sessions with and without an
-//     `operationId`, in alternating blocks so that drift hits both alike.
+//     `operationId`, interleaved turn by turn so that drift hits both alike.
 //   --quick        smaller histories and fewer pops (about a minute)
 //   --only a,b     only these backends
 import { parseArgs } from 'node:util';
@@ -23,8 +23,7 @@ const settings = {
   pops: quick ? 8 : 24,
   turnSessions: quick ? 10 : 40,
   turnHistory: quick ? 100 : 1000,
-  turnBlocks: quick ? 4 : 8,
-  turnsPerBlock: quick ? 20 : 50,
+  turnPairs: quick ? 400 : 2000,
 };
 const only = values.only?.split(',').map((s) => s.trim());
 
@@ -67,42 +66,39 @@ async function pops(opened, mode) {
   return { ms: median(times), bytesPerPop: (after - before) / settings.pops };
 }
 
-/** Commits per second over live sessions in alternating blocks, with and without ids. */
+/**
+ * Time per commit over live sessions with and without an operation id, interleaved turn
+ * by turn (each pair of turns takes one of each, the order alternating from pair to pair)
+ * so that the machine's load, a collection or a timer tick falls on both alike: the
+ * medians of the two sets and their ratio. Blocks of one kind, as measured before, let a
+ * burst of load on a shared machine decide a 20 % difference either way.
+ */
 async function operationIdCost(store) {
   const sessions = [];
   for (let s = 0; s < settings.turnSessions; s++) {
     sessions.push(await sessionWithHistory(store, settings.turnHistory, `/turns-${s}`));
   }
   let turn = 0;
-  let turnsPerBlock = settings.turnsPerBlock;
-  const block = async (withId) => {
+  const commitOne = async (withId) => {
+    const session = sessions[turn % sessions.length];
     const started = performance.now();
-    for (let i = 0; i < turnsPerBlock; i++, turn++) {
-      const session = sessions[turn % sessions.length];
-      ({ revision: session.revision } = await store.commit(session.id, {
-        expectedRevision: session.revision,
-        append: turnMessages(turn),
-        ...(withId ? { operationId: `bench-turn-${turn}` } : {}),
-      }));
-    }
-    return (performance.now() - started) / turnsPerBlock;
+    ({ revision: session.revision } = await store.commit(session.id, {
+      expectedRevision: session.revision,
+      append: turnMessages(turn),
+      ...(withId ? { operationId: `bench-turn-${turn}` } : {}),
+    }));
+    turn++;
+    return performance.now() - started;
   };
-  // A block long enough that a timer tick or a collection does not decide it (fast
-  // in-process stores commit in microseconds): at least 100 ms, at most 4,000 turns.
-  const calibrated = await block(false);
-  turnsPerBlock = Math.min(4000, Math.max(turnsPerBlock, Math.ceil(100 / calibrated)));
-  if ((await unlessUnsupported(() => block(true))) === undefined) return undefined;
+  if ((await unlessUnsupported(() => commitOne(true))) === undefined) return undefined;
+  // Warm-up: every session's state known to the store, the JIT settled.
+  for (let i = 0; i < sessions.length * 2; i++) await commitOne(i % 2 === 0);
   const plain = [];
   const withIds = [];
-  for (let b = 0; b < settings.turnBlocks; b++) {
-    // Alternate which goes first so that a trend in the machine's load favours neither.
-    if (b % 2 === 0) {
-      plain.push(await block(false));
-      withIds.push(await block(true));
-    } else {
-      withIds.push(await block(true));
-      plain.push(await block(false));
-    }
+  for (let pair = 0; pair < settings.turnPairs; pair++) {
+    const idFirst = pair % 2 === 0;
+    (idFirst ? withIds : plain).push(await commitOne(idFirst));
+    (idFirst ? plain : withIds).push(await commitOne(!idFirst));
   }
   return {
     plainMs: median(plain),
@@ -116,7 +112,7 @@ const kb = (n) => (Number.isFinite(n) ? `${(n / 1024).toFixed(1)} KiB` : '—');
 
 console.log(
   `pop: ${settings.pops} pops round robin over ${settings.popSessions} sessions of ${settings.popHistory} messages (~1 KB each); ` +
-    `operation ids: ${settings.turnBlocks} blocks × ${settings.turnsPerBlock} turns over ${settings.turnSessions} sessions of ${settings.turnHistory} messages`,
+    `operation ids: ${settings.turnPairs} pairs of turns (one with an id, one without) over ${settings.turnSessions} sessions of ${settings.turnHistory} messages`,
 );
 let failed = false;
 for (const backend of BACKENDS) {

@@ -125,6 +125,37 @@ describe('OperationLog', () => {
     expect(log.find('c')?.updatedAt).not.toBe(at);
     expect(log.size).toBe(2);
   });
+
+  it('keeps the order of the last capacity ids through many wraps of its ring', () => {
+    const log = new OperationLog(3);
+    const result = (revision: number) => ({ revision, messageCount: 1, updatedAt: new Date(1) });
+    for (let i = 0; i < 3 * 7 + 2; i++) log.record(`op-${i}`, result(i));
+    expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual([
+      ['op-20', 20],
+      ['op-21', 21],
+      ['op-22', 22],
+    ]);
+    expect(log.find('op-19')).toBeUndefined();
+    expect(log.size).toBe(3);
+  });
+
+  it('an id recorded again becomes the newest, with its new result, and stays once', () => {
+    const log = new OperationLog(3);
+    const result = (revision: number) => ({ revision, messageCount: 1, updatedAt: new Date(1) });
+    for (const [i, id] of ['a', 'b', 'c', 'd', 'b', 'e'].entries()) log.record(id, result(i));
+    expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual([
+      ['d', 3],
+      ['b', 4],
+      ['e', 5],
+    ]);
+    expect(log.size).toBe(3);
+  });
+
+  it('with capacity 0 remembers nothing', () => {
+    const log = new OperationLog(0);
+    log.record('a', { revision: 2, messageCount: 1, updatedAt: new Date(1) });
+    expect([log.size, log.find('a'), log.entries()]).toEqual([0, undefined, []]);
+  });
 });
 
 describe('retryLostRaces', () => {

@@ -5,46 +5,102 @@ import type { CommitResult } from '../types.js';
 
 /**
  * The recorded commits of one session by operation id, oldest first; recording one more
- * than `capacity` forgets the oldest. `find` and `record` are O(1).
+ * than `capacity` forgets the oldest. `find` and `record` are O(1) amortized and `record`
+ * allocates nothing but the map's entry: the results are numbers in a ring of slots, and
+ * a map from id to slot whose entries of forgotten ids are left in place (the slot then
+ * names another id) and dropped all at once when the map holds twice the capacity. A
+ * `Map` of result objects with a delete per forgotten id cost each commit with an id
+ * several microseconds once full: deleting leaves holes V8 walks on later inserts and
+ * lookups, and the kept result objects are copied by every young-generation collection.
  */
 export class OperationLog {
-  readonly #results = new Map<string, CommitResult>();
+  #slots = new Map<string, number>();
+  /** Per slot: the id, and its result's revision, message count and `updatedAt` (ms). */
+  #ids: string[] = [];
+  #revisions: number[] = [];
+  #counts: number[] = [];
+  #times: number[] = [];
+  /** The slot of the oldest id once the ring is full (0 until then). */
+  #oldest = 0;
   readonly #capacity: number;
 
-  /** A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`). */
+  /** A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0 remembers none). */
   constructor(capacity: number = MAX_REMEMBERED_OPERATIONS) {
     this.#capacity = capacity;
   }
 
   /** How many ids are remembered. */
   get size(): number {
-    return this.#results.size;
+    return this.#ids.length;
   }
 
   /** The result recorded for `operationId` (a fresh copy); `undefined` when none or no id. */
   find(operationId: string | undefined): CommitResult | undefined {
     if (operationId === undefined) return undefined;
-    const r = this.#results.get(operationId);
-    return r === undefined ? undefined : copyResult(r);
+    const slot = this.#slotOf(operationId);
+    return slot === undefined ? undefined : this.#resultAt(slot);
   }
 
   /**
-   * Records the result of the commit named `operationId`, forgetting the oldest past
-   * capacity. A commit without an id (`undefined`) records nothing.
+   * Records the result of the commit named `operationId` as the newest, forgetting the
+   * oldest past capacity. A commit without an id (`undefined`) records nothing.
    */
   record(operationId: string | undefined, result: CommitResult): void {
-    if (operationId === undefined) return;
-    this.#results.delete(operationId);
-    this.#results.set(operationId, copyResult(result));
-    while (this.#results.size > this.#capacity) {
-      const oldest = this.#results.keys().next().value as string;
-      this.#results.delete(oldest);
+    if (operationId === undefined || this.#capacity < 1) return;
+    if (this.#slotOf(operationId) !== undefined) {
+      // Not on a commit's path (a recorded id is replayed, not recorded again); a log
+      // rebuilt from records naming one id twice: the later one becomes the newest.
+      this.#reset(this.entries().filter(([id]) => id !== operationId));
     }
+    let slot = this.#ids.length;
+    if (slot >= this.#capacity) {
+      slot = this.#oldest;
+      this.#oldest = (slot + 1) % this.#capacity;
+    }
+    if (this.#slots.size >= 2 * this.#capacity) {
+      this.#slots = new Map(this.#ids.map((id, at) => [id, at]));
+    }
+    this.#slots.set(operationId, slot);
+    this.#ids[slot] = operationId;
+    this.#revisions[slot] = result.revision;
+    this.#counts[slot] = result.messageCount;
+    this.#times[slot] = result.updatedAt.getTime();
   }
 
   /** The remembered `[operationId, result]` pairs, oldest first (fresh copies). */
   entries(): [string, CommitResult][] {
-    return [...this.#results].map(([id, r]) => [id, copyResult(r)]);
+    const out: [string, CommitResult][] = [];
+    const n = this.#ids.length;
+    for (let i = 0; i < n; i++) {
+      const slot = (this.#oldest + i) % n;
+      out.push([this.#ids[slot] as string, this.#resultAt(slot)]);
+    }
+    return out;
+  }
+
+  /** The slot holding `operationId` now, `undefined` when it is not remembered. */
+  #slotOf(operationId: string): number | undefined {
+    const slot = this.#slots.get(operationId);
+    return slot !== undefined && this.#ids[slot] === operationId ? slot : undefined;
+  }
+
+  #resultAt(slot: number): CommitResult {
+    return {
+      revision: this.#revisions[slot] as number,
+      messageCount: this.#counts[slot] as number,
+      updatedAt: new Date(this.#times[slot] as number),
+    };
+  }
+
+  /** The log holding exactly `entries`, oldest first. */
+  #reset(entries: [string, CommitResult][]): void {
+    this.#slots.clear();
+    this.#ids = [];
+    this.#revisions = [];
+    this.#counts = [];
+    this.#times = [];
+    this.#oldest = 0;
+    for (const [id, r] of entries) this.record(id, r);
   }
 }
 
