@@ -27,33 +27,37 @@ afterAll(() => {
 describeOnBackends('op by op against MemorySession', (ctx) => {
   ctx.requiresHistoryWrites();
 
-  it('every result and every history equal those of MemorySession', async () => {
-    const tally = { sequences: 0, ops: 0, threw: 0 };
-    compared[ctx.name] = tally;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(sessionOp, { minLength: 1, maxLength: 30, size: 'max' }),
-        async (ops) => {
-          const reference = new MemorySession();
-          const session = ctx.session();
-          const runner = new OpRunner();
-          for (const [step, op] of ops.entries()) {
-            const call = await runner.prepare(op, reference);
-            const expected = await outcomeOf(() => call(reference));
-            const actual = await outcomeOf(() => call(session));
-            expect(actual, `step ${step}: ${op.kind}`).toEqual(expected);
-            expect(await session.getItems(), `history after step ${step}`).toEqual(
-              asStored(await reference.getItems()),
-            );
-            tally.ops++;
-            if ('threw' in expected) tally.threw++;
-          }
-          tally.sequences++;
-        },
-      ),
-      { numRuns: RUNS[ctx.name] ?? 15 },
-    );
-  }, LIMIT_MS);
+  it(
+    'every result and every history equal those of MemorySession',
+    async () => {
+      const tally = { sequences: 0, ops: 0, threw: 0 };
+      compared[ctx.name] = tally;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(sessionOp, { minLength: 1, maxLength: 30, size: 'max' }),
+          async (ops) => {
+            const reference = new MemorySession();
+            const session = ctx.session();
+            const runner = new OpRunner();
+            for (const [step, op] of ops.entries()) {
+              const call = await runner.prepare(op, reference);
+              const expected = await outcomeOf(() => call(reference));
+              const actual = await outcomeOf(() => call(session));
+              expect(actual, `step ${step}: ${op.kind}`).toEqual(expected);
+              expect(await session.getItems(), `history after step ${step}`).toEqual(
+                asStored(await reference.getItems()),
+              );
+              tally.ops++;
+              if ('threw' in expected) tally.threw++;
+            }
+            tally.sequences++;
+          },
+        ),
+        { numRuns: RUNS[ctx.name] ?? 15 },
+      );
+    },
+    LIMIT_MS,
+  );
 
   // MemorySession.clearSession forgets the operation ids it applied, so a transaction
   // retried after a clear is applied again there. The contract is that a repeat writes
