@@ -31,9 +31,15 @@ export async function listSessions(
     );
   }
   const plan = opts.query === undefined ? undefined : await searchPlanOf(ctx, opts.query);
-  const r = await ctx.db.queryConfig<HeaderRow>(buildListQuery(ctx.statements.s, opts, plan), {
-    doing: 'list',
-  });
+  const statement = buildListQuery(ctx.statements.s, opts, plan);
+  // A page without a query runs as a prepared statement: planning the listing took
+  // several times its execution (0.43 ms against 0.08 ms for 20 of 10,000). A search
+  // stays unprepared, planned for its own pattern (a generic plan knows no pattern).
+  const config =
+    plan === undefined
+      ? { ...statement, name: ctx.statements.listName(statement.text) }
+      : statement;
+  const r = await ctx.db.queryConfig<HeaderRow>(config, { doing: 'list' });
   return r.rows.map((row) => summaryOf(row, false));
 }
 

@@ -19,6 +19,8 @@ export interface Statements {
   readonly s: string;
   /** The prepared-statement name of the window read (message-window.ts). */
   readonly windowName: string;
+  /** The prepared-statement name of a listing query's text (list.ts), by its shape. */
+  listName(text: string): string;
   readonly sessions: ReturnType<typeof sessionStatements>;
   readonly commit: ReturnType<typeof commitStatements>;
   readonly append: ReturnType<typeof appendStatements>;
@@ -37,6 +39,7 @@ export function statementsFor(schema: string): Statements {
   return {
     s,
     windowName: `sk_load_window_${tag}`,
+    listName: preparedNames(`sk_list_${tag}`),
     sessions: sessionStatements(s, {
       load: `sk_load_${tag}`,
       loadMessages: `sk_load_messages_${tag}`,
@@ -48,5 +51,22 @@ export function statementsFor(schema: string): Statements {
     events: eventStatements(s),
     maintenance: maintenanceStatements(s),
     search: searchStatements(s),
+  };
+}
+
+/**
+ * Names for statements built whole whose text takes one of a bounded set of shapes (the
+ * listing query: which filters, which order): `prefix` and a hash of the text, remembered
+ * per text so that a call hashes nothing once its shape was seen.
+ */
+function preparedNames(prefix: string): (text: string) => string {
+  const names = new Map<string, string>();
+  return (text) => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+      names.set(text, name);
+    }
+    return name;
   };
 }
