@@ -183,6 +183,8 @@ export async function startCluster(
         join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout',
         nodeTimeout,
+        // A replica's full sync starts at once, not after Redis's default 5 s pause.
+        ...(replicas > 0 ? ['--repl-diskless-sync-delay', '0'] : []),
         ...extraArgs,
       ];
     },

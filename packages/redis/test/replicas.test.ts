@@ -22,7 +22,9 @@ beforeAll(async () => {
   if (!available) return;
   dir = mkdtempSync(join(tmpdir(), 'sk-redis-replicas-'));
   master = await freePort();
-  servers.push(await startServer(master, join(dir), ['--dbfilename', 'master.rdb']));
+  // The replica's full sync starts at once, not after Redis's default 5 s pause.
+  const masterArgs = ['--dbfilename', 'master.rdb', '--repl-diskless-sync-delay', '0'];
+  servers.push(await startServer(master, dir, masterArgs));
   replica = await freePort();
   servers.push(
     await startServer(replica, dir, [
