@@ -6,6 +6,8 @@
 // reconnect, and afterwards every acknowledged turn is there exactly once, in order, and
 // every listed summary equals `load`. Counts and times are bounded: each client stops a
 // fixed number of turns after the failover (or at MAX_TURNS), each test within 60 s.
+// (c) kills a master in the middle of an enforceMax pass: no session is torn, and a pass
+// that resolved has deleted its victims for good.
 import { isSessionKitError, type Message } from '@sessionkit/core';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -25,6 +27,7 @@ import {
 } from './cluster.js';
 import { clusterAvailable } from './cluster-env.js';
 import { listEverything } from './harness.js';
+import { expectPrunedWhole, plantRoots, retryUnavailable, rootsOf } from './prune-checks.js';
 
 const available = clusterAvailable('the failover tests did not run');
 const CLIENTS = 3;
@@ -206,6 +209,24 @@ async function expectWhole(store: RedisStore, log: Log): Promise<void> {
   }
 }
 
+/**
+ * SIGKILLs the master on `owner`, waits for its replica's promotion, then restarts the
+ * killed node (it rejoins as the new master's replica) and waits for every replica's link.
+ */
+async function killAndPromote(c: TestCluster, owner: number): Promise<void> {
+  const index = c.ports.indexOf(owner);
+  const replica = await replicaOf(c.ports, owner);
+  await stopServer(c.servers[index] as ServerProcess);
+  await waitForMaster(replica);
+  await waitForClusterOk(c.ports.filter((p) => p !== owner));
+  // The promoted master has no replica until the killed node is back (as its replica,
+  // with no data of its own): meanwhile its slots' writes are not confirmed and fail
+  // `unavailable`, and the writers retry them.
+  c.servers[index] = await startServer(owner, c.dir, c.argsOf(index));
+  await waitForClusterOk(c.ports);
+  await waitForReplicas(c.ports, 3);
+}
+
 describe.skipIf(!available)('redis › Cluster failover under writers (waitReplicas: 1)', () => {
   it('(a) manual CLUSTER FAILOVER on a replica: no acknowledged turn lost', async () => {
     const c = cluster as TestCluster;
@@ -220,18 +241,42 @@ describe.skipIf(!available)('redis › Cluster failover under writers (waitRepli
 
   it('(b) a master SIGKILLed, its replica promoted: no acknowledged turn lost', async () => {
     const c = cluster as TestCluster;
-    await underWriters(c, 'killed:', async (owner) => {
-      const index = c.ports.indexOf(owner);
-      const replica = await replicaOf(c.ports, owner);
-      await stopServer(c.servers[index] as ServerProcess);
-      await waitForMaster(replica);
-      await waitForClusterOk(c.ports.filter((p) => p !== owner));
-      // The promoted master has no replica until the killed node is back (as its replica,
-      // with no data of its own): meanwhile its slots' writes are not confirmed and fail
-      // `unavailable`, and the writers retry them.
-      c.servers[index] = await startServer(owner, c.dir, c.argsOf(index));
-      await waitForClusterOk(c.ports);
-      await waitForReplicas(c.ports, 3);
-    });
+    await underWriters(c, 'killed:', (owner) => killAndPromote(c, owner));
+  }, 60_000);
+  it('(c) a master SIGKILLed in the middle of enforceMax: no session torn, no acknowledged delete undone', async () => {
+    const c = cluster as TestCluster;
+    const prefix = 'prune:';
+    const nodes = c.ports.map((port) => ({ host: '127.0.0.1', port }));
+    const store = await openRedisStore({ cluster: { nodes } }, { prefix, ...WAIT });
+    try {
+      await plantRoots(store, 'r', 12);
+      const roots = await rootsOf(store);
+      // The master of a random victim's slot, killed at a random moment of the pass.
+      const victim = roots[4 + Math.floor(Math.random() * (roots.length - 4))] as string;
+      const owner = await masterOfKey(
+        c.ports[0] as number,
+        new KeySpace(prefix).session(victim).meta,
+      );
+      const pass = store.enforceMax(4).then(
+        () => 'done',
+        (e: unknown) => (e as { code?: string }).code,
+      );
+      await sleep(Math.random() * 30);
+      await killAndPromote(c, owner);
+      const outcome = await pass;
+      expect(['done', 'unavailable']).toContain(outcome);
+      console.log(`[failover] enforceMax with the master of ${victim} killed: ${outcome}`);
+      // A pass that resolved deleted every root past the newest four, for good: each
+      // delete was confirmed by the replica that is the master now.
+      const left = new Set(await rootsOf(store));
+      if (outcome === 'done') expect(roots.slice(4).filter((id) => left.has(id))).toEqual([]);
+      await expectPrunedWhole(store);
+      await retryUnavailable(() => store.enforceMax(4));
+      const after = new Set(await rootsOf(store));
+      expect(roots.map((id) => after.has(id))).toEqual(roots.map((_, i) => i < 4));
+      await expectPrunedWhole(store);
+    } finally {
+      await store.close();
+    }
   }, 60_000);
 });

@@ -10,6 +10,7 @@ import { KeySpace, RedisStore } from '../src/index.js';
 import { cli, startCluster, type TestCluster } from './cluster.js';
 import { clusterAvailable } from './cluster-env.js';
 import { dropPrefix, freshPrefix, keysUnder, listEverything } from './harness.js';
+import { expectPrunedWhole, plantRoots, retryUnavailable, rootsOf } from './prune-checks.js';
 import { buildWriterEntry, startWriter } from './writers.js';
 
 const available = clusterAvailable('the kill test did not run');
@@ -120,11 +121,7 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
     const outcomes: string[] = [];
     try {
       for (let round = 0; round < PRUNE_ROUNDS; round++) {
-        for (let i = 0; i < 6; i++) {
-          const id = `r${round}-${i}`;
-          await store.create({ id, folder: 'prune', title: id, messages: rootMessages(id) });
-          if (i % 2 === 0) await store.branch(id, 10);
-        }
+        await plantRoots(store, `r${round}`, 6);
         const pass = store.enforceMax(4).then(
           () => 'done',
           (e: unknown) => (e as { code?: string }).code,
@@ -151,10 +148,10 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
       console.log(`[kill] enforceMax passes under killed connections: ${outcomes.join(', ')}`);
       // The store recovers by itself: the next pass deletes every root the broken ones
       // left past the newest four (branches it promotes become roots of their own).
-      const roots = (await listEverything(store)).filter((s) => s.parentId === undefined);
+      const roots = await rootsOf(store);
       await retryUnavailable(() => store.enforceMax(4));
-      const left = new Set((await listEverything(store)).map((s) => s.id));
-      expect(roots.map((r) => left.has(r.id))).toEqual(roots.map((_, i) => i < 4));
+      const left = new Set(await rootsOf(store));
+      expect(roots.map((id) => left.has(id))).toEqual(roots.map((_, i) => i < 4));
       await expectPrunedWhole(store);
     } finally {
       await store.close();
@@ -168,38 +165,3 @@ describe.skipIf(!available)('redis › a writer killed at any instant (Cluster)'
 const PRUNE_ROUNDS = 4;
 /** Connection kills per pass at most (each a redis-cli per master, some tens of ms). */
 const KILLS_PER_PASS = 40;
-
-/** The messages of root `id` as `fixtures/writer.mjs` writes them. */
-const rootMessages = (id: string) =>
-  Array.from({ length: 20 }, (_, k) => ({ role: 'user' as const, content: `${id} m${k}` }));
-
-/**
- * Whole: every listed summary equals its session, a root has its 20 messages and a branch
- * its first 10 (a branch keeps its root's title, the root's id), each in order.
- */
-async function expectPrunedWhole(store: RedisStore): Promise<void> {
-  const listed = await retryUnavailable(() => listEverything(store));
-  expect(listed.length).toBeGreaterThan(0);
-  for (const summary of listed) {
-    const { messages, ...rest } = await retryUnavailable(() => store.load(summary.id));
-    expect(summary).toEqual({ ...rest, messageCount: messages.length });
-    const root = summary.title;
-    const want = summary.title === summary.id ? 20 : 10;
-    expect(messages.map((m) => (m as { content: string }).content)).toEqual(
-      Array.from({ length: want }, (_, k) => `${root} m${k}`),
-    );
-  }
-}
-
-/** `run` until it is not `unavailable` (a killed connection reconnects), within 20 s. */
-async function retryUnavailable<T>(run: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      return await run();
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'unavailable' || Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
