@@ -249,7 +249,9 @@ describe.skipIf(!available)('redis › Cluster failover under writers (waitRepli
     const nodes = c.ports.map((port) => ({ host: '127.0.0.1', port }));
     const store = await openRedisStore({ cluster: { nodes } }, { prefix, ...WAIT });
     try {
-      await plantRoots(store, 'r', 12);
+      // 24 roots: the pass deletes 20 of them and promotes 12 branches (tens of ms), so a
+      // kill within its first 20 ms lands in the middle of it.
+      await plantRoots(store, 'r', 24);
       const roots = await rootsOf(store);
       // The master of a random victim's slot, killed at a random moment of the pass.
       const victim = roots[4 + Math.floor(Math.random() * (roots.length - 4))] as string;
@@ -257,15 +259,22 @@ describe.skipIf(!available)('redis › Cluster failover under writers (waitRepli
         c.ports[0] as number,
         new KeySpace(prefix).session(victim).meta,
       );
+      let settled = false;
       const pass = store.enforceMax(4).then(
         () => 'done',
         (e: unknown) => (e as { code?: string }).code,
       );
-      await sleep(Math.random() * 30);
+      void pass.then(() => {
+        settled = true;
+      });
+      await sleep(Math.random() * 20);
+      const early = settled;
       await killAndPromote(c, owner);
       const outcome = await pass;
       expect(['done', 'unavailable']).toContain(outcome);
-      console.log(`[failover] enforceMax with the master of ${victim} killed: ${outcome}`);
+      console.log(
+        `[failover] enforceMax, the master of ${victim} killed ${early ? 'after' : 'during'} the pass: ${outcome}`,
+      );
       // A pass that resolved deleted every root past the newest four, for good: each
       // delete was confirmed by the replica that is the master now.
       const left = new Set(await rootsOf(store));
