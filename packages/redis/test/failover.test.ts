@@ -9,7 +9,7 @@
 // (c) kills a master in the middle of an enforceMax pass: no session is torn, and a pass
 // that resolved has deleted its victims for good.
 import { isSessionKitError, type Message } from '@sessionkit/core';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeySpace, openRedisStore, RedisStore } from '../src/index.js';
 import {
@@ -228,6 +228,43 @@ async function killAndPromote(c: TestCluster, owner: number): Promise<void> {
 }
 
 describe.skipIf(!available)('redis › Cluster failover under writers (waitReplicas: 1)', () => {
+  it("a resolved write is on the replica of its slot's master; WAIT asks that master", async () => {
+    const c = cluster as TestCluster;
+    const prefix = 'confirmed:';
+    const nodes = c.ports.map((port) => ({ host: '127.0.0.1', port }));
+    const store = await openRedisStore({ cluster: { nodes } }, { prefix, ...WAIT });
+    const strict = await openRedisStore(
+      { cluster: { nodes } },
+      { prefix, waitReplicas: 2, waitReplicasTimeoutMs: 100 },
+    );
+    const replicas: Redis[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const id = `s${i}`;
+        await store.create({ id });
+        await store.commit(id, { append: [{ role: 'user', content: 'one' }] });
+        const meta = new KeySpace(prefix).session(id).meta;
+        const replica = new Redis({
+          host: '127.0.0.1',
+          port: await replicaOf(c.ports, await masterOfKey(c.ports[0] as number, meta)),
+        });
+        replica.on('error', () => {});
+        replicas.push(replica);
+        await replica.call('READONLY');
+        expect(await replica.hget(meta, 'n'), id).toBe('1');
+        // One replica per master: a WAIT that ran on the slot's master counts exactly one
+        // (on a replica it would fail, counting none).
+        await expect(
+          strict.commit(id, { append: [{ role: 'user', content: 'two' }] }),
+        ).rejects.toThrow(/only 1 of the 2 replicas/);
+      }
+    } finally {
+      for (const r of replicas) r.disconnect();
+      await store.close();
+      await strict.close();
+    }
+  });
+
   it('(a) manual CLUSTER FAILOVER on a replica: no acknowledged turn lost', async () => {
     const c = cluster as TestCluster;
     await underWriters(c, 'manual:', async (owner) => {
