@@ -20,6 +20,7 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { readSnapshot } from './reads.js';
 import { rebuildSearchTexts } from './repair.js';
+import { confirmSession } from './replicas.js';
 import {
   readStateDetail,
   type StoredChange,
@@ -68,7 +69,12 @@ export function commitSession(
   const options = { errors, operation: 'commit', sessionId: id, signal };
   return retryLostRaces(options, async () => {
     const { state, plan } = await planned(ctx, id, input, known);
-    if (plan.replayed) return plan.result;
+    if (plan.replayed) {
+      // Answered from a read, not a write: the recorded turn is confirmed by replicas
+      // (waitReplicas) before it is reported, as the first run's would have been.
+      await confirmSession(ctx, id, `commit of session "${id}"`);
+      return plan.result;
+    }
     throwIfAborted(errors, signal, 'commit', id);
     const outcome = await writeRecord(ctx, {
       id,

@@ -4,6 +4,7 @@ import type { SessionWriteQueue } from '@sessionkit/core/adapter';
 import type { CallWatch } from './calls.js';
 import type { IndexBatcher } from './index-batcher.js';
 import type { KeySpace } from './keys.js';
+import type { ReplicaWait } from './replicas.js';
 import type { RedisClient } from './scripts.js';
 import type { StateCache } from './state-cache.js';
 
@@ -22,6 +23,8 @@ export interface StoreContext {
   readonly cluster: boolean;
   /** Cluster only: coalesces the order-entry writes that follow session writes. */
   readonly orderWrites: IndexBatcher;
+  /** `waitReplicas`: how a write waits for replicas before it resolves; `undefined`: it does not. */
+  readonly replicaWait: ReplicaWait | undefined;
   /** Counters for tests and probes. */
   readonly stats: RedisStoreStats;
   /**

@@ -12,7 +12,13 @@ export interface OpenRedisStoreOptions {
   prefix?: string | undefined;
   /** Session TTL in seconds after its last write. Default none (or the URL's `ttl`). */
   ttlSeconds?: number | undefined;
+  /** Replicas that must have a write before it resolves (`RedisStoreOptions.waitReplicas`). */
+  waitReplicas?: number | undefined;
+  /** How long a write waits for them (ms; `RedisStoreOptions.waitReplicasTimeoutMs`). */
+  waitReplicasTimeoutMs?: number | undefined;
 }
+
+const OPEN_OPTION_KEYS = ['prefix', 'ttlSeconds', 'waitReplicas', 'waitReplicasTimeoutMs'];
 
 /**
  * Opens a store that owns its client: from a `redis://` / `rediss://` URL (query
@@ -26,13 +32,21 @@ export async function openRedisStore<M = Message>(
   connection: RedisConnection,
   options: OpenRedisStoreOptions = {},
 ): Promise<RedisStore<M>> {
-  assertKnownKeys(errors, options, ['prefix', 'ttlSeconds'], 'openRedisStore');
+  assertKnownKeys(errors, options, OPEN_OPTION_KEYS, 'openRedisStore');
   const { client, settings } = ownedClient(connection);
   const prefix = agree('prefix', settings.prefix, options.prefix);
   const ttlSeconds = agree('ttl', settings.ttlSeconds, options.ttlSeconds);
   let store: RedisStore<M>;
   try {
-    store = new RedisStore<M>({ client, prefix, ttlSeconds, [OWNED]: true } as never);
+    const { waitReplicas, waitReplicasTimeoutMs } = options;
+    store = new RedisStore<M>({
+      client,
+      prefix,
+      ttlSeconds,
+      waitReplicas,
+      waitReplicasTimeoutMs,
+      [OWNED]: true,
+    } as never);
   } catch (e) {
     client.disconnect();
     throw e;
@@ -55,13 +69,13 @@ function agree<T>(name: string, fromUrl: T | undefined, given: T | undefined): T
 
 /**
  * Opens `redis://` and `rediss://` URLs for core's `openStore` (see `openRedisStore` for
- * the query options). Options: `prefix`, `ttlSeconds`. Throws `invalid_argument` naming an
+ * the query options). Options: `prefix`, `ttlSeconds`, `waitReplicas`, `waitReplicasTimeoutMs`. Throws `invalid_argument` naming an
  * unknown URL or options key; `unavailable`.
  */
 export const storeAdapter: StoreAdapter = {
   schemes: ['redis', 'rediss'],
   async open(url: URL, options?: Record<string, unknown>): Promise<Store<Message>> {
-    assertKnownKeys(errors, options, ['prefix', 'ttlSeconds'], 'openStore(redis:)');
+    assertKnownKeys(errors, options, OPEN_OPTION_KEYS, 'openStore(redis:)');
     return openRedisStore<Message>(url.href, options as OpenRedisStoreOptions);
   },
 };

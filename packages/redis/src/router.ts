@@ -6,6 +6,7 @@ import { call } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
+import { confirmedCall } from './replicas.js';
 import { sessionExists } from './session-io.js';
 
 /** The prefix of the boundTo / pinnedTo sets (the scripts append a session id). */
@@ -28,7 +29,7 @@ export async function bind(
   const k = ctx.keys;
   if (!(await sessionExists(ctx, sessionId))) throw errors.notFound(sessionId);
   const tuple = bindingKey(channel, chatKey, thread);
-  await call(
+  await confirmedCall(
     ctx,
     SCRIPTS.bind,
     [k.bindings, k.recent, k.routerClock, k.boundTo(sessionId)],
@@ -44,7 +45,7 @@ export async function bind(
 /** Removes the binding of `tuple` (only while it names `sessionId`, when given). */
 export async function unbind(ctx: StoreContext, tuple: string, sessionId = ''): Promise<void> {
   const k = ctx.keys;
-  await call(
+  await confirmedCall(
     ctx,
     SCRIPTS.unbind,
     [k.bindings, k.recent],
@@ -97,7 +98,7 @@ export async function follow(
 ): Promise<void> {
   const k = ctx.keys;
   const pins = target !== '' && target !== FOLLOW_TUI ? '1' : '0';
-  await call(
+  await confirmedCall(
     ctx,
     SCRIPTS.follow,
     [k.follows],

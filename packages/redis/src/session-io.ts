@@ -9,6 +9,7 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { SEARCH_FORMAT } from './lua/session-scripts.js';
+import { confirmedCall } from './replicas.js';
 import { outcomeNumbers, writeOnce } from './write-ledger.js';
 
 /**
@@ -145,7 +146,14 @@ export async function insertRecord(
   const indexKeys = [k.order, k.pending];
   if (header.parentId !== undefined) indexKeys.push(k.children(header.parentId));
   const score = header.updatedAt.getTime();
-  await call(ctx, SCRIPTS.indexRegister, indexKeys, [score, id, Date.now()], 'indexing a session');
+  // Confirmed by replicas when asked: an entry lost in a failover would hide the session.
+  await confirmedCall(
+    ctx,
+    SCRIPTS.indexRegister,
+    indexKeys,
+    [score, id, Date.now()],
+    'indexing a session',
+  );
   const created = await writeOnce(
     ctx,
     SCRIPTS.create,

@@ -34,6 +34,7 @@ import { listSummaries } from './list.js';
 import { pruneRoots } from './prune.js';
 import { loadSession, loadWindow } from './reads.js';
 import { rebuildIndex, upgradeStore } from './repair.js';
+import { replicaWaitOf } from './replicas.js';
 import * as router from './router.js';
 import type { RedisClient } from './scripts.js';
 import { StateCache } from './state-cache.js';
@@ -52,9 +53,28 @@ export interface RedisStoreOptions {
    * skipped by every read and removed by the next listing that meets them or `repair()`.
    */
   ttlSeconds?: number | undefined;
+  /**
+   * Replicas that must have a write before it resolves (Redis `WAIT`, sent with the write
+   * in one pipeline to the master that owns the session's slot). Default 0: a write
+   * resolves when the master has it, and a failover after the master's death can lose it
+   * (Redis replication is asynchronous). With N ≥ 1 a write that fewer replicas confirm
+   * within `waitReplicasTimeoutMs` fails `unavailable` (retryable): it has landed on the
+   * master but is not confirmed; retrying a commit with the same `operationId` is safe.
+   * Against a server with fewer replicas than N every write fails that way. See the README,
+   * "Durability and failover".
+   */
+  waitReplicas?: number | undefined;
+  /** How long a write waits for `waitReplicas` (ms). Default 1,000; needs `waitReplicas`. */
+  waitReplicasTimeoutMs?: number | undefined;
 }
 
-const OPTION_KEYS = ['client', 'prefix', 'ttlSeconds'] as const;
+const OPTION_KEYS = [
+  'client',
+  'prefix',
+  'ttlSeconds',
+  'waitReplicas',
+  'waitReplicasTimeoutMs',
+] as const;
 
 /** Marks options whose client the store owns (set by `openRedisStore` only). */
 export const OWNED = Symbol('sessionkit.redis.owned');
@@ -82,7 +102,7 @@ export class RedisStore<M = Message> extends BaseStore<M> implements FullStore<M
   /**
    * A store over a borrowed client. Throws `invalid_argument` for a missing client, a
    * client the store cannot be safe with (`keyPrefix` set; a Cluster reading from replicas —
-   * see the README), a bad prefix or TTL, or an unknown option.
+   * see the README), a bad prefix, TTL or `waitReplicas` setting, or an unknown option.
    */
   constructor(options: RedisStoreOptions) {
     super({ errors });
@@ -107,6 +127,7 @@ export class RedisStore<M = Message> extends BaseStore<M> implements FullStore<M
       calls,
       keys,
       ttlMs: ttl * 1000,
+      replicaWait: replicaWaitOf(options.waitReplicas, options.waitReplicasTimeoutMs),
       cluster: isClusterClient(client),
       orderWrites: new IndexBatcher({ client, calls, keys }),
       stats: this.stats,

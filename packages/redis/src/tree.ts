@@ -22,6 +22,7 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
 import { readSnapshot, type Snapshot } from './reads.js';
+import { confirmedCall } from './replicas.js';
 import {
   insertRecord,
   NO_MESSAGES,
@@ -250,7 +251,7 @@ function promote(ctx: StoreContext, childId: string, deleted: DeletedSide): Prom
     const newParent = promoted.header.parentId;
     if (newParent !== undefined) {
       const link = [ctx.keys.children(newParent)];
-      await call(ctx, SCRIPTS.linkChild, link, [childId], 'promoting a child');
+      await confirmedCall(ctx, SCRIPTS.linkChild, link, [childId], 'promoting a child');
     }
     const outcome = await writeRecord(ctx, {
       id: childId,

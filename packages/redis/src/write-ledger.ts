@@ -6,10 +6,11 @@
 // and a call whose reply was lost learns what landed: `SETTLE` answers the recorded
 // outcome, or records the token as not applied (`f`) so that no later run of it can land.
 import { randomBytes } from 'node:crypto';
-import { CallLost, call } from './calls.js';
+import { CallLost, command } from './calls.js';
 import type { StoreContext } from './context.js';
 import { errors, wrapRedisError } from './errors.js';
 import { SCRIPTS } from './lua/index.js';
+import { assertConfirmed, type Confirmed, runConfirmed } from './replicas.js';
 import { type LuaScript, runScript } from './scripts.js';
 
 /** Random per process: tokens of two processes never collide. */
@@ -37,9 +38,11 @@ const SETTLE_PAUSE_MS = 200;
  * returns its reply: a ledger outcome (a string: the write landed, in this run or an
  * earlier one) or the script's own reply for a write it did not apply (missing, taken,
  * moved). When the reply is lost (the connection closed, a timeout, ioredis gave up) the
- * outcome is settled through the ledger. Throws `unavailable` (retryable) when the write
- * did not land and never will, or when Redis could not be asked in time; other driver
- * errors as `wrapRedisError` maps them.
+ * outcome is settled through the ledger. With `waitReplicas`, a write that landed (now or
+ * earlier) resolves only once that many replicas have it. Throws `unavailable` (retryable)
+ * when the write did not land and never will, when Redis could not be asked in time, or
+ * when fewer replicas than asked confirmed it (it may have landed); other driver errors as
+ * `wrapRedisError` maps them.
  */
 export async function writeOnce<T>(
   ctx: StoreContext,
@@ -50,23 +53,44 @@ export async function writeOnce<T>(
   token: string,
   doing: string,
 ): Promise<T | string> {
-  let reply: T | string;
+  let result: Confirmed<T | string>;
   try {
-    reply = await ctx.calls.track(runScript<T | string>(ctx.client, script, keys, args));
+    result = await ctx.calls.track(send<T | string>(ctx, script, id, keys, args));
   } catch (e) {
     // A reply error means the server refused the script before running it (MOVED, LOADING,
     // BUSY …); anything else may have happened after it ran.
     if (!(e instanceof CallLost) && e instanceof Error && e.name === 'ReplyError') {
       throw wrapRedisError(e, doing);
     }
-    reply = await settle(ctx, id, token, doing, e);
+    result = await settle(ctx, id, token, doing, e);
   }
-  if (reply === NOT_APPLIED) {
+  // Before the "did not land" below: an unconfirmed fence is no promise that it never will.
+  assertConfirmed(ctx.replicaWait, result, doing);
+  if (result.reply === NOT_APPLIED) {
     throw errors.unavailable(
       `${doing}: the connection to Redis was lost and the write did not land`,
     );
   }
-  return reply;
+  return result.reply;
+}
+
+/**
+ * Runs a write (or settle) script of session `id`: with `waitReplicas`, in one pipeline
+ * with a ledger touch and `WAIT` (`replicas.ts`); otherwise alone, confirmed by nobody.
+ */
+function send<T>(
+  ctx: StoreContext,
+  script: LuaScript,
+  id: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<Confirmed<T>> {
+  const wait = ctx.replicaWait;
+  if (wait === undefined) {
+    return runScript<T>(ctx.client, script, keys, args).then((reply) => ({ reply, replicas: 0 }));
+  }
+  const k = ctx.keys.session(id);
+  return runConfirmed<T>(ctx.client, wait, script, keys, args, [k.ledger, k.ledgerPrevious]);
 }
 
 /** The outcome of a write whose reply was lost: the recorded one, or `f` once fenced. */
@@ -76,17 +100,15 @@ async function settle(
   token: string,
   doing: string,
   lost: unknown,
-): Promise<string> {
+): Promise<Confirmed<string>> {
   const giveUpAt = performance.now() + SETTLE_BUDGET_MS;
   let last: unknown = lost;
+  const settling = `${doing} (settling a lost reply)`;
+  const keys = ctx.keys.sessionKeyList(id);
   while (performance.now() < giveUpAt) {
     try {
-      return await call<string>(
-        ctx,
-        SCRIPTS.settle,
-        ctx.keys.sessionKeyList(id),
-        [token],
-        `${doing} (settling a lost reply)`,
+      return await command(ctx, settling, () =>
+        send<string>(ctx, SCRIPTS.settle, id, keys, [token]),
       );
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'unavailable') throw e;

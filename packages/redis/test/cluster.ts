@@ -1,5 +1,5 @@
-// A real Redis Cluster for tests: three masters on free loopback ports, each a child
-// process of the test run with its files in a temporary folder. `stop()` kills them and
+// A real Redis Cluster for tests: three masters (and, when asked, replicas of each) on free
+// loopback ports, each a child process of the test run with its files in a temporary folder. `stop()` kills them and
 // removes the folder; an exit handler does the same if the run ends without calling it.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -120,6 +120,17 @@ async function waitFor(
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** How `startCluster` builds the cluster beyond its masters. */
+export interface ClusterShape {
+  /** Replicas of each master (`redis-cli --cluster create --cluster-replicas`). Default 0. */
+  replicas?: number;
+  /**
+   * `cluster-node-timeout` (ms): how long a master may be silent before its replica takes
+   * over. Default Redis's 15,000 (see NODE_TIMEOUT_MS); failover tests set it small.
+   */
+  nodeTimeoutMs?: number;
+}
+
 /** A running test cluster. */
 export interface TestCluster {
   ports: number[];
@@ -133,8 +144,17 @@ export interface TestCluster {
   argsOf(index: number): string[];
 }
 
-/** Starts three masters, creates the cluster and waits for `cluster_state:ok` on every node. */
-export async function startCluster(masters = 3, extraArgs: string[] = []): Promise<TestCluster> {
+/**
+ * Starts `masters` masters (and `shape.replicas` replicas of each), creates the cluster and
+ * waits for `cluster_state:ok` on every node and every replica's link to its master.
+ */
+export async function startCluster(
+  masters = 3,
+  extraArgs: string[] = [],
+  shape: ClusterShape = {},
+): Promise<TestCluster> {
+  const replicas = shape.replicas ?? 0;
+  const nodeTimeout = String(shape.nodeTimeoutMs ?? NODE_TIMEOUT_MS);
   const dir = mkdtempSync(join(tmpdir(), 'sk-redis-cluster-'));
   const servers: ServerProcess[] = [];
   const killAll = () => {
@@ -162,7 +182,9 @@ export async function startCluster(masters = 3, extraArgs: string[] = []): Promi
         '--cluster-config-file',
         join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout',
-        NODE_TIMEOUT_MS,
+        nodeTimeout,
+        // A replica's full sync starts at once, not after Redis's default 5 s pause.
+        ...(replicas > 0 ? ['--repl-diskless-sync-delay', '0'] : []),
         ...extraArgs,
       ];
     },
@@ -175,29 +197,15 @@ export async function startCluster(masters = 3, extraArgs: string[] = []): Promi
     },
   };
   try {
-    for (let i = 0; i < masters; i++) {
-      const port = await freePort();
-      cluster.ports.push(port);
-      servers.push(
-        await startServer(port, dir, [
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout',
-          NODE_TIMEOUT_MS,
-          ...extraArgs,
-        ]),
-      );
+    for (let i = 0; i < masters * (1 + replicas); i++) {
+      cluster.ports.push(await freePort());
+      servers.push(await startServer(cluster.ports[i] as number, dir, cluster.argsOf(i)));
     }
-    await run(
-      REDIS_CLI,
-      ['--cluster', 'create', ...cluster.ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'],
-      {
-        timeout: 30_000,
-      },
-    );
+    const create = ['--cluster', 'create', ...cluster.ports.map((p) => `127.0.0.1:${p}`)];
+    if (replicas > 0) create.push('--cluster-replicas', String(replicas));
+    await run(REDIS_CLI, [...create, '--cluster-yes'], { timeout: 30_000 });
     await waitForClusterOk(cluster.ports);
+    await waitForReplicas(cluster.ports, masters * replicas);
   } catch (e) {
     await cluster.stop();
     throw e;
@@ -215,6 +223,62 @@ export async function waitForClusterOk(ports: number[], timeoutMs = 30_000): Pro
       return true;
     },
     'cluster_state:ok',
+    timeoutMs,
+  );
+}
+
+/** Waits until `count` of the nodes are replicas whose link to their master is up. */
+export async function waitForReplicas(
+  ports: number[],
+  count: number,
+  timeoutMs = 30_000,
+): Promise<void> {
+  if (count === 0) return;
+  await waitFor(
+    async () => {
+      let linked = 0;
+      for (const port of ports) {
+        const info = await cli(port, 'info', 'replication');
+        if (info.includes('role:slave') && info.includes('master_link_status:up')) linked++;
+      }
+      return linked >= count;
+    },
+    `${count} replicas in sync`,
+    timeoutMs,
+  );
+}
+
+/** The port of the master that serves `key`'s slot, asked of the node on `port`. */
+export async function masterOfKey(port: number, key: string): Promise<number> {
+  const slot = Number(await cli(port, 'cluster', 'keyslot', key));
+  for (const line of (await cli(port, 'cluster', 'nodes')).split('\n')) {
+    // <id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges…>
+    const fields = line.split(' ');
+    if (!fields[2]?.includes('master') || fields[2].includes('fail')) continue;
+    for (const range of fields.slice(8)) {
+      const [from, to = from] = range.split('-').map(Number);
+      if (slot >= (from as number) && slot <= (to as number)) {
+        return Number(fields[1]?.split('@')[0]?.split(':')[1]);
+      }
+    }
+  }
+  throw new Error(`no master serves the slot of ${key}`);
+}
+
+/** The port of a replica of the master on `masterPort` among `ports` (linked or not). */
+export async function replicaOf(ports: number[], masterPort: number): Promise<number> {
+  for (const port of ports) {
+    const info = await cli(port, 'info', 'replication');
+    if (info.includes('role:slave') && info.includes(`master_port:${masterPort}`)) return port;
+  }
+  throw new Error(`the master on ${masterPort} has no replica`);
+}
+
+/** Waits until the node on `port` reports `role:master`. */
+export async function waitForMaster(port: number, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    async () => (await cli(port, 'info', 'replication')).includes('role:master'),
+    `the node on ${port} to become master`,
     timeoutMs,
   );
 }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SessionSummary } from '@sessionkit/core';
 import { type Cluster, Redis } from 'ioredis';
-import { RedisStore } from '../src/index.js';
+import { RedisStore, type RedisStoreOptions } from '../src/index.js';
 import { REDIS_URL } from './env.js';
 
 let counter = 0;
@@ -62,15 +62,22 @@ export async function listEverything(store: RedisStore): Promise<SessionSummary[
   }
 }
 
-/** Stores over two shared clients (the store's and its peer's), on fresh prefixes. */
+/** Options of the factory's main stores beside the client and prefix. */
+export type StoreOptions = Omit<RedisStoreOptions, 'client' | 'prefix'>;
+
+/**
+ * Stores over two shared clients (the store's and its peer's), on fresh prefixes; the main
+ * stores take `options` (peers are made without them, so both kinds write the same data).
+ */
 export class StoreFactory {
   constructor(
     readonly main: () => Redis | Cluster,
     readonly peer: () => Redis | Cluster,
+    readonly options: StoreOptions = {},
   ) {}
 
   create(): RedisStore {
-    return new RedisStore({ client: this.main(), prefix: freshPrefix() });
+    return new RedisStore({ ...this.options, client: this.main(), prefix: freshPrefix() });
   }
 
   peerOf(store: RedisStore): RedisStore {

@@ -1,5 +1,8 @@
-// The whole suite on a real three-master Redis Cluster that this file starts on free
-// loopback ports and stops afterwards (also when tests fail).
+// The whole suite on a real Redis Cluster of three masters with one replica each, which
+// this file starts on free loopback ports and stops afterwards (also when tests fail). The
+// suite's stores wait for a replica after every write (`waitReplicas: 1`), their peers do
+// not, so both write paths run the whole suite. The timeout is generous: the suite's 20 MB
+// transcript must reach a replica on a loaded CI machine.
 import { runConformance } from '@sessionkit/conformance';
 import { registerStoreAdapter } from '@sessionkit/core/adapter';
 import type { Cluster } from 'ioredis';
@@ -25,6 +28,7 @@ function running(): TestCluster {
 const factory = new StoreFactory(
   () => (main ??= running().client()),
   () => (peer ??= running().client()),
+  { waitReplicas: 1, waitReplicasTimeoutMs: 10_000 },
 );
 
 if (clusterAvailable('the Cluster conformance suite did not run')) {
@@ -32,7 +36,7 @@ if (clusterAvailable('the Cluster conformance suite did not run')) {
     initializerFor('redis-cluster', factory, {
       timeoutMs: 60_000,
       beforeAll: async () => {
-        cluster = await startCluster(3);
+        cluster = await startCluster(3, [], { replicas: 1 });
       },
       afterAll: async () => {
         try {
