@@ -79,28 +79,35 @@ async function operationIdCost(store) {
     sessions.push(await sessionWithHistory(store, settings.turnHistory, `/turns-${s}`));
   }
   let turn = 0;
-  const commitOne = async (withId) => {
-    const session = sessions[turn % sessions.length];
+  const commitOne = async (session, withId) => {
+    // The input is built before the clock starts: the store's commit is what is timed.
+    const input = { expectedRevision: session.revision, append: turnMessages(turn) };
+    if (withId) input.operationId = `bench-turn-${turn}`;
     const started = performance.now();
-    ({ revision: session.revision } = await store.commit(session.id, {
-      expectedRevision: session.revision,
-      append: turnMessages(turn),
-      ...(withId ? { operationId: `bench-turn-${turn}` } : {}),
-    }));
+    ({ revision: session.revision } = await store.commit(session.id, input));
     turn++;
     return performance.now() - started;
   };
-  if ((await unlessUnsupported(() => commitOne(true))) === undefined) return undefined;
+  const next = () => sessions[turn % sessions.length];
+  if ((await unlessUnsupported(() => commitOne(next(), true))) === undefined) return undefined;
   // Warm-up: every session's state known to the store, the JIT settled.
-  for (let i = 0; i < sessions.length * 2; i++) await commitOne(i % 2 === 0);
+  for (let i = 0; i < sessions.length * 2; i++) await commitOne(next(), i % 2 === 0);
   const plain = [];
   const withIds = [];
-  for (let pair = 0; pair < settings.turnPairs; pair++) {
-    const idFirst = pair % 2 === 0;
-    (idFirst ? withIds : plain).push(await commitOne(idFirst));
-    (idFirst ? plain : withIds).push(await commitOne(!idFirst));
+  // Enough pairs for about two seconds of commits (an in-process store commits in tens of
+  // microseconds: 2,000 pairs of those are one collection's worth), at least turnPairs.
+  const probe = [];
+  for (let i = 0; i < 20; i++) probe.push(await commitOne(next(), false));
+  const pairs = Math.min(50_000, Math.max(settings.turnPairs, Math.ceil(1000 / median(probe))));
+  for (let pair = 0; pair < pairs; pair++) {
+    // Round robin puts a pair's first turn on the even sessions and its second on the odd
+    // ones; which of them carries the id flips every half round, so every session takes both.
+    const idFirst = Math.floor((2 * pair) / sessions.length) % 2 === 0;
+    (idFirst ? withIds : plain).push(await commitOne(next(), idFirst));
+    (idFirst ? plain : withIds).push(await commitOne(next(), !idFirst));
   }
   return {
+    pairs,
     plainMs: median(plain),
     withIdMs: median(withIds),
     ratio: median(withIds) / median(plain),
@@ -112,7 +119,7 @@ const kb = (n) => (Number.isFinite(n) ? `${(n / 1024).toFixed(1)} KiB` : '—');
 
 console.log(
   `pop: ${settings.pops} pops round robin over ${settings.popSessions} sessions of ${settings.popHistory} messages (~1 KB each); ` +
-    `operation ids: ${settings.turnPairs} pairs of turns (one with an id, one without) over ${settings.turnSessions} sessions of ${settings.turnHistory} messages`,
+    `operation ids: at least ${settings.turnPairs} pairs of turns (one with an id, one without; more for about 2 s of commits) over ${settings.turnSessions} sessions of ${settings.turnHistory} messages`,
 );
 let failed = false;
 for (const backend of BACKENDS) {
@@ -130,7 +137,7 @@ for (const backend of BACKENDS) {
       ? `pop by truncate ${f(truncate.ms)} ms, ${kb(truncate.bytesPerPop)} written; by replace ${f(replace.ms)} ms, ${kb(replace.bytesPerPop)} written (${f(replace.ms / truncate.ms, 1)}× the time)`
       : `truncate not supported; pop by replace ${f(replace.ms)} ms, ${kb(replace.bytesPerPop)} written`;
     const idLine = ids
-      ? `commit with operationId ${f(ids.withIdMs)} ms vs without ${f(ids.plainMs)} ms (${f(ids.ratio)}×)`
+      ? `commit with operationId ${f(ids.withIdMs)} ms vs without ${f(ids.plainMs)} ms (${f(ids.ratio)}×, ${ids.pairs} pairs)`
       : 'operationId not supported';
     console.log(`${backend.name}: ${popLine}; ${idLine}`);
   } catch (e) {
