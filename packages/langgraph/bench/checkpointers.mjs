@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// pnpm --filter @sessionkit/langgraph bench: LangGraph's PostgresSaver beside SessionKitSaver
-// on the PostgreSQL and file stores, in one run, on the same compiled
+// pnpm --filter @sessionkit/langgraph bench: LangGraph's PostgresSaver and SqliteSaver beside
+// SessionKitSaver on the PostgreSQL and file stores, in one run, on the same compiled
 // StateGraph(MessagesAnnotation) whose one node returns two ~1 KB messages per invoke:
 // invokes/s with 10, 1,000 and 5,000 messages already in the thread, and bytes per thread
-// after 200 invokes. Needs the test PostgreSQL (SESSIONKIT_TEST_POSTGRES_URL). Prints a
+// after 200 invokes (and, for SessionKitSaver, the JSON of its records: what the saver
+// writes, before the store's own layout). Needs the test PostgreSQL (SESSIONKIT_TEST_POSTGRES_URL). Prints a
 // Markdown table. `--quick` measures fewer invokes.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { FileStore } from '@sessionkit/file';
 import { PostgresStore } from '@sessionkit/postgres';
 import pg from 'pg';
@@ -119,7 +121,30 @@ const contenders = [
       };
     },
   },
+  {
+    name: 'SqliteSaver (@langchain/langgraph-checkpoint-sqlite 1.0.4, a file)',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'lg-bench-sqlite-'));
+      const saver = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
+      return {
+        saver,
+        // The database file and its WAL, as they are after the run.
+        bytes: async () => folderBytes(dir),
+        close: async () => {
+          saver.db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
 ];
+
+/** The JSON of a SessionKitSaver thread's records (every namespace session). */
+async function recordBytes(saver, threadId) {
+  if (!(saver instanceof SessionKitSaver)) return undefined;
+  const session = await saver.store.load(saver.sessionIdFor(threadId));
+  return session.messages.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m)), 0);
+}
 
 const rows = [];
 let messagesJson = 0;
@@ -144,6 +169,7 @@ for (const c of contenders) {
     const state = await graph.getState(config);
     messagesJson = JSON.stringify(state.values.messages).length;
     row.bytes = await opened.bytes();
+    row.records = await recordBytes(opened.saver, 'bytes');
   } finally {
     await opened.close();
   }
@@ -153,12 +179,12 @@ await pool.end();
 
 const mib = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
 console.log(
-  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | bytes per ${BYTES_TURNS}-invoke thread |`,
+  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | bytes per ${BYTES_TURNS}-invoke thread | of which the saver's records (JSON) |`,
 );
-console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: |`);
+console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`);
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${mib(r.bytes)} |`,
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
   );
 console.log(
   `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES} invokes per figure.`,
