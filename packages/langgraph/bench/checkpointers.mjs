@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { BaseCheckpointSaver, copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { FileStore } from '@sessionkit/file';
@@ -76,7 +77,54 @@ function folderBytes(dir) {
   return total;
 }
 
+/**
+ * LangGraph's own floor: a saver that keeps the checkpoint objects in memory as given (no
+ * serialization, no storage), so its 5,000 ÷ 10 is what the graph itself (the messages
+ * reducer, LangGraph's loop) allows any checkpointer. Only what this graph needs.
+ */
+class InProcessSaver extends BaseCheckpointSaver {
+  #tuples = new Map();
+  #writes = new Map();
+  #latest = new Map();
+
+  async getTuple(config) {
+    const { thread_id } = config.configurable;
+    const tuple = this.#tuples.get(
+      config.configurable.checkpoint_id ?? this.#latest.get(thread_id),
+    );
+    if (tuple === undefined) return undefined;
+    const pendingWrites = this.#writes.get(tuple.checkpoint.id) ?? [];
+    return { ...tuple, checkpoint: copyCheckpoint(tuple.checkpoint), pendingWrites };
+  }
+
+  async *list() {}
+
+  async put(config, checkpoint, metadata) {
+    const configurable = { ...config.configurable, checkpoint_id: checkpoint.id };
+    this.#latest.set(configurable.thread_id, checkpoint.id);
+    const tuple = { config: { configurable }, checkpoint: copyCheckpoint(checkpoint), metadata };
+    if (config.configurable.checkpoint_id !== undefined) tuple.parentConfig = config;
+    this.#tuples.set(checkpoint.id, tuple);
+    return { configurable };
+  }
+
+  async putWrites(config, writes, taskId) {
+    const id = config.configurable.checkpoint_id;
+    const list = this.#writes.get(id) ?? [];
+    for (const [channel, value] of writes) list.push([taskId, channel, value]);
+    this.#writes.set(id, list);
+  }
+
+  async deleteThread() {}
+}
+
 const contenders = [
+  {
+    name: 'reference: LangGraph with an in-process saver that stores nothing',
+    async open() {
+      return { saver: new InProcessSaver(), bytes: async () => undefined, close: async () => {} };
+    },
+  },
   {
     name: 'PostgresSaver (@langchain/langgraph-checkpoint-postgres 1.0.5)',
     async open() {
@@ -184,7 +232,7 @@ console.log(
 console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`);
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
   );
 console.log(
   `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES} invokes per figure.`,
