@@ -156,7 +156,9 @@ export class ArrayValues {
     if (!('d' in blob)) return { stored: blob, start: p };
     // The chain and the writes its deltas point at (stored between its records).
     await view.prefetchRange(blob.d.s, p + 1);
-    const chain: Delta['d'][] = [];
+    // Each delta with the checkpoint it belongs to's parent: the writes it points at are
+    // that checkpoint's.
+    const chain: (Delta['d'] & { parent: string | undefined })[] = [];
     let at = p;
     let full: unknown[];
     for (;;) {
@@ -164,7 +166,7 @@ export class ArrayValues {
       const b = r.k === 'c' ? r.b[channel] : undefined;
       if (b === undefined) throw new Error(`[sessionkit/langgraph] broken value chain at ${at}`);
       if ('d' in b) {
-        chain.push(b.d);
+        chain.push({ ...b.d, parent: r.k === 'c' ? r.parent : undefined });
         at = b.d.base;
         continue;
       }
@@ -176,7 +178,7 @@ export class ArrayValues {
       const d = chain[i]!;
       const written: unknown[] = [];
       for (const [q, k, ids] of d.w ?? [])
-        written.push(...patched(await writtenItems(view, q, k), ids));
+        written.push(...patched(await writtenItems(view, q, k, d.parent), ids));
       items = [...items.slice(0, d.n), ...written, ...d.add];
     }
     return { stored: { j: items }, start: blob.d.s };
@@ -192,9 +194,15 @@ export class ArrayValues {
 }
 
 /** The items of the array write `k` of the writes record at `q` (a delta points at it). */
-async function writtenItems(view: ThreadView, q: number, k: number): Promise<unknown[]> {
+async function writtenItems(
+  view: ThreadView,
+  q: number,
+  k: number,
+  parent: string | undefined,
+): Promise<unknown[]> {
   const r = await view.get(q);
-  const value = r.k === 'w' ? r.w[k]?.[2] : undefined;
+  // A pointer is only ever to the parent's writes: anything else is a damaged history.
+  const value = r.k === 'w' && r.to === parent ? r.w[k]?.[2] : undefined;
   if (value === undefined || !('j' in value) || !Array.isArray(value.j))
     throw new Error(`[sessionkit/langgraph] a value points at a missing write (${q}, ${k})`);
   return value.j as unknown[];

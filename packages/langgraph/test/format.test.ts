@@ -93,4 +93,34 @@ describe('format 2', () => {
     expect(ids).toEqual((state.values.messages as BaseMessage[]).map((m) => m.id));
     expect(ids.every((id) => typeof id === 'string')).toBe(true);
   });
+
+  it('refuses a value that points at a write of another checkpoint (a damaged history)', async () => {
+    const store = new MemoryStore<unknown>();
+    const saver = new SessionKitSaver(store);
+    await chatGraph(saver).invoke(userTurn('hello'), config);
+    const records = (await store.load(saver.sessionIdFor(fixture.threadId)))
+      .messages as ThreadRecord[];
+    const pointing = records.find(
+      (r) => r.k === 'c' && Object.values(r.b).some((b) => 'd' in b && b.d.w !== undefined),
+    );
+    const other = records.find(
+      (r) => r.k === 'w' && r.to !== (pointing as { parent?: string })?.parent,
+    );
+    expect(pointing).toBeDefined();
+    expect(other).toBeDefined();
+    for (const b of Object.values((pointing as Extract<ThreadRecord, { k: 'c' }>).b))
+      if ('d' in b && b.d.w !== undefined) b.d.w = [[other!.p, 0]];
+    const damaged = new MemoryStore<unknown>();
+    await damaged.create({
+      ...threadSessionInput(
+        saver.sessionIdFor(fixture.threadId),
+        'langgraph',
+        fixture.threadId,
+        '',
+        undefined,
+      ),
+      messages: records,
+    });
+    await expect(new SessionKitSaver(damaged).getTuple(config)).rejects.toThrow(/missing write/);
+  });
 });
