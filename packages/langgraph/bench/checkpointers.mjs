@@ -14,11 +14,11 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { BaseCheckpointSaver, copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
-import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { FileStore } from '@sessionkit/file';
 import { PostgresStore } from '@sessionkit/postgres';
 import pg from 'pg';
 import { SessionKitSaver } from '../dist/index.js';
+import { loadSqliteSaver } from './sqlite-saver.mjs';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const url = process.env.SESSIONKIT_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -178,6 +178,7 @@ const contenders = [
   {
     name: 'SqliteSaver (@langchain/langgraph-checkpoint-sqlite 1.0.4, a file)',
     async open() {
+      const SqliteSaver = await loadSqliteSaver();
       const dir = mkdtempSync(join(tmpdir(), 'lg-bench-sqlite-'));
       const saver = SqliteSaver.fromConnString(join(dir, 'checkpoints.db'));
       return {
