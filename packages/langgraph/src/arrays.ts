@@ -7,8 +7,13 @@
 // stored form, and a read of a value it remembers returns those objects without reading
 // or deserializing the records again. Without it (a new process, another writer) a put
 // stores the value whole.
+//
+// The new items of a step are usually the pending writes its tasks stored just before (a
+// node's returned messages): the saver remembers the array writes it stored per
+// checkpoint, and a delta whose new items equal them (the same JSON) points at those
+// writes instead of holding the items again, so each message's bytes are stored once.
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
-import { type Blob, type Delta, type Stored, storeValue } from './records.js';
+import { type Blob, type Delta, type Stored, storeValue, type WriteRef } from './records.js';
 import type { ThreadView } from './view.js';
 
 /** A value known to be stored at a position: its items and its chain's start. */
@@ -16,6 +21,14 @@ interface Known {
   items: unknown[];
   ids: unknown[];
   start: number;
+}
+
+/** An array write stored at `p` (index `k` of the writes record): its items' JSON. */
+export interface StoredArrayWrite {
+  p: number;
+  k: number;
+  channel: string;
+  texts: string[];
 }
 
 /** An encoded channel value and what to remember once its write has landed. */
@@ -27,6 +40,8 @@ export interface Encoded {
 /** The last array values the saver stored or returned, per thread session and channel. */
 export class ArrayValues {
   readonly #known = new Map<string, Known>();
+  /** Array writes this saver stored, by session, generation and checkpoint id. */
+  readonly #writes = new Map<string, StoredArrayWrite[]>();
   readonly #max: number;
   readonly #serde: SerializerProtocol;
 
@@ -48,6 +63,7 @@ export class ArrayValues {
     whole: () => Promise<Stored>,
     p: number,
     base: number | undefined,
+    parent?: string,
   ): Promise<Encoded> {
     const here = slot(view, channel, p);
     if (!Array.isArray(value) || this.#max === 0)
@@ -64,7 +80,12 @@ export class ArrayValues {
       if (n > 0 && n * 2 >= known.items.length) {
         const tail = await storeValue(this.#serde, value.slice(n));
         if ('j' in tail && Array.isArray(tail.j)) {
-          const blob: Delta = { d: { base, n, s: known.start, add: tail.j as unknown[] } };
+          const writes = parent === undefined ? [] : this.#writesTo(view, parent, channel);
+          const { refs, rest } = shared(tail.j as unknown[], writes);
+          const d: Delta['d'] = { base, n, s: known.start, add: rest };
+          // Only the items the writes do not hold; the read puts the ids back.
+          if (refs.length > 0) d.w = refs;
+          const blob: Delta = { d };
           return { blob, remember: () => this.#set(here, value, known.start) };
         }
       }
@@ -73,6 +94,32 @@ export class ArrayValues {
     const remember =
       'j' in blob && Array.isArray(blob.j) ? () => this.#set(here, value, p) : () => {};
     return { blob, remember };
+  }
+
+  /** Remembers the array writes of a writes record stored at `p` to checkpoint `to`. */
+  wrote(view: ThreadView, to: string, p: number, writes: [string, number, Stored][]): void {
+    if (this.#max === 0) return;
+    const found: StoredArrayWrite[] = [];
+    writes.forEach(([channel, , value], k) => {
+      if ('j' in value && Array.isArray(value.j) && value.j.length > 0)
+        found.push({ p, k, channel, texts: value.j.map((item) => JSON.stringify(item)) });
+    });
+    if (found.length === 0) return;
+    const key = `${view.sessionId}\u0000${view.head.g}\u0000${to}`;
+    this.#writes.delete(key); // re-inserted last: the map is oldest first
+    this.#writes.set(key, [...(this.#writes.get(key) ?? []), ...found]);
+    while (this.#writes.size > this.#max) this.#writes.delete(this.#writes.keys().next().value!);
+  }
+
+  /** Forgets everything (a thread deleted or rewritten by this saver). */
+  clear(): void {
+    this.#known.clear();
+    this.#writes.clear();
+  }
+
+  #writesTo(view: ThreadView, to: string, channel: string): StoredArrayWrite[] {
+    const all = this.#writes.get(`${view.sessionId}\u0000${view.head.g}\u0000${to}`) ?? [];
+    return all.filter((w) => w.channel === channel && w.p < view.count);
   }
 
   /**
@@ -107,8 +154,11 @@ export class ArrayValues {
     const blob = holder.k === 'c' ? holder.b[channel] : undefined;
     if (blob === undefined) return undefined;
     if (!('d' in blob)) return { stored: blob, start: p };
+    // The chain and the writes its deltas point at (stored between its records).
     await view.prefetchRange(blob.d.s, p + 1);
-    const chain: Delta['d'][] = [];
+    // Each delta with the checkpoint it belongs to's parent: the writes it points at are
+    // that checkpoint's.
+    const chain: (Delta['d'] & { parent: string | undefined })[] = [];
     let at = p;
     let full: unknown[];
     for (;;) {
@@ -116,7 +166,7 @@ export class ArrayValues {
       const b = r.k === 'c' ? r.b[channel] : undefined;
       if (b === undefined) throw new Error(`[sessionkit/langgraph] broken value chain at ${at}`);
       if ('d' in b) {
-        chain.push(b.d);
+        chain.push({ ...b.d, parent: r.k === 'c' ? r.parent : undefined });
         at = b.d.base;
         continue;
       }
@@ -124,8 +174,13 @@ export class ArrayValues {
       break;
     }
     let items = full;
-    for (let i = chain.length - 1; i >= 0; i--)
-      items = [...items.slice(0, chain[i]!.n), ...chain[i]!.add];
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const d = chain[i]!;
+      const written: unknown[] = [];
+      for (const [q, k, ids] of d.w ?? [])
+        written.push(...patched(await writtenItems(view, q, k, d.parent), ids));
+      items = [...items.slice(0, d.n), ...written, ...d.add];
+    }
     return { stored: { j: items }, start: blob.d.s };
   }
 
@@ -136,6 +191,73 @@ export class ArrayValues {
     this.#known.set(key, { items: value.slice(), ids: value.map(idOf), start });
     while (this.#known.size > this.#max) this.#known.delete(this.#known.keys().next().value!);
   }
+}
+
+/** The items of the array write `k` of the writes record at `q` (a delta points at it). */
+async function writtenItems(
+  view: ThreadView,
+  q: number,
+  k: number,
+  parent: string | undefined,
+): Promise<unknown[]> {
+  const r = await view.get(q);
+  // A pointer is only ever to the parent's writes: anything else is a damaged history.
+  const value = r.k === 'w' && r.to === parent ? r.w[k]?.[2] : undefined;
+  if (value === undefined || !('j' in value) || !Array.isArray(value.j))
+    throw new Error(`[sessionkit/langgraph] a value points at a missing write (${q}, ${k})`);
+  return value.j as unknown[];
+}
+
+/**
+ * `items` (the JSON of a delta's new items) as the writes that hold its first items, in
+ * any order of the writes (each used once), and the items after them.
+ */
+function shared(
+  items: unknown[],
+  writes: StoredArrayWrite[],
+): { refs: WriteRef[]; rest: unknown[] } {
+  const refs: WriteRef[] = [];
+  const unused = [...writes];
+  let i = 0;
+  for (;;) {
+    let ref: WriteRef | undefined;
+    const found = unused.findIndex((w) => {
+      if (i + w.texts.length > items.length) return false;
+      const ids = w.texts.map((text, j) => idPatch(items[i + j], text));
+      if (ids.includes(false)) return false;
+      ref = ids.some((id) => id !== null) ? [w.p, w.k, ids as (string | null)[]] : [w.p, w.k];
+      return true;
+    });
+    if (found < 0 || ref === undefined) break;
+    i += unused.splice(found, 1)[0]!.texts.length;
+    refs.push(ref);
+  }
+  return { refs, rest: i === 0 ? items : items.slice(i) };
+}
+
+/**
+ * How `item` (JSON) is the write's item `text`: `null` when it is the same JSON, the id
+ * when it is that item with `kwargs.id` added (LangGraph's message reducer gives a message
+ * without an id one after its write was stored), `false` otherwise.
+ */
+function idPatch(item: unknown, text: string): string | null | false {
+  const json = JSON.stringify(item);
+  if (json === text) return null;
+  const kwargs = (item as { kwargs?: { id?: unknown } } | null)?.kwargs;
+  if (typeof kwargs !== 'object' || kwargs === null || typeof kwargs.id !== 'string') return false;
+  const { id, ...rest } = kwargs;
+  return JSON.stringify({ ...(item as object), kwargs: rest }) === text ? (id as string) : false;
+}
+
+/** The write's items as the delta has them (`ids`: an id given to item i after it). */
+function patched(items: unknown[], ids: (string | null)[] | undefined): unknown[] {
+  if (ids === undefined) return items;
+  return items.map((item, i) => {
+    const id = ids[i];
+    if (id === null || id === undefined) return item;
+    const m = item as { kwargs: Record<string, unknown> };
+    return { ...m, kwargs: { ...m.kwargs, id } };
+  });
 }
 
 function idOf(item: unknown): unknown {

@@ -3,6 +3,12 @@
 // channels it changed) and a writes record per `putWrites`. Every record carries the
 // thread's head as it was after that write, so one read of the last record tells where
 // the latest checkpoint, its channel values and its pending writes are.
+//
+// Format 2 (`lg: 2`) adds, beside format 1's fields: `pre` on a checkpoint record (writes
+// to it stored before it, which LangGraph does when it saves a task's writes before the
+// step's checkpoint) and `w` in a delta (the new items are those of pending writes already
+// stored). Format 1 records are read as before; a saver of format 1 refuses format 2
+// records (it cannot rebuild their values) instead of returning wrong ones.
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { MAX_JSON_DEPTH } from '@sessionkit/core';
 
@@ -15,8 +21,24 @@ export type Stored = { j: unknown } | { s: string } | { t: string; x: string };
  * value the chain starts from, so a reader fetches `s … here` in a few windows.
  */
 export interface Delta {
-  d: { base: number; n: number; s: number; add: unknown[] };
+  d: {
+    base: number;
+    n: number;
+    s: number;
+    /** Writes whose array values are the first new items, in order (format 2). */
+    w?: WriteRef[];
+    add: unknown[];
+  };
 }
+
+/**
+ * A pending write whose array value a delta's new items begin with: the position of the
+ * writes record, the index in its `w`, and, when the reducer gave some items an id after
+ * the write was stored, each item's id (null: unchanged). The items are stored once.
+ */
+export type WriteRef =
+  | [position: number, index: number]
+  | [position: number, index: number, ids: (string | null)[]];
 
 /** A channel value in a checkpoint record. */
 export type Blob = Stored | Delta;
@@ -45,7 +67,8 @@ export interface Head {
 }
 
 interface RecordBase {
-  lg: 1;
+  /** The record format: 1 (earlier releases) or 2 (`pre`, delta `w`). */
+  lg: 1 | 2;
   g: number;
   /** The record's own position in the history. */
   p: number;
@@ -66,6 +89,8 @@ export interface CheckpointRecord extends RecordBase {
   b: Record<string, Blob>;
   /** For each channel of the checkpoint with a stored value: its version and where it is. */
   r: Record<string, Ref>;
+  /** Positions of writes records to this checkpoint stored before it (format 2). */
+  pre?: number[];
 }
 
 /** One `putWrites`: [channel, idx, value] in the order given. */
@@ -94,7 +119,7 @@ export const EMPTY_HEAD: Head = {
 export function isThreadRecord(value: unknown): value is ThreadRecord {
   if (typeof value !== 'object' || value === null) return false;
   const r = value as Partial<ThreadRecord>;
-  return r.lg === 1 && (r.k === 'c' || r.k === 'w') && typeof r.p === 'number';
+  return (r.lg === 1 || r.lg === 2) && (r.k === 'c' || r.k === 'w') && typeof r.p === 'number';
 }
 
 /** Serializes `value` with the saver's serializer into what a record stores. */
@@ -129,18 +154,23 @@ function withinDepth(value: unknown, max: number): boolean {
   return true;
 }
 
-/** The head after putting checkpoint `id` at position `p` with refs `r`. */
+/**
+ * The head after putting checkpoint `id` at position `p` with refs `r`, and `pre`: the
+ * positions of the writes to `id` stored before it, which the new record keeps (they
+ * leave the head's `late`, so the head does not grow with every step of a graph whose
+ * writes land before their checkpoint).
+ */
 export function headAfterPut(
   head: Head,
   id: string,
   p: number,
   r: Record<string, Ref>,
   heads: Record<string, Ref>,
-): Head {
+): { head: Head; pre: number[] } {
   const sorted = head.sorted && (head.cp === null || id > head.cp);
-  if (head.cp !== null && id < head.cp) return { ...head, sorted, heads };
-  const late = { ...head.late };
-  // The same id put again: the writes the earlier record had stay found through `late`.
-  if (id === head.cp && head.w.length > 0) late[id] = [...(late[id] ?? []), ...head.w];
-  return { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads };
+  if (head.cp !== null && id < head.cp) return { head: { ...head, sorted, heads }, pre: [] };
+  const { [id]: early = [], ...late } = head.late;
+  // The same id put again: the writes the earlier record had are this one's too.
+  const pre = id === head.cp ? [...early, ...head.w] : [...early];
+  return { head: { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads }, pre };
 }

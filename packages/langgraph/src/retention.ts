@@ -48,11 +48,13 @@ export async function keptRecords(
       heads[channel] = [version, p];
       b[channel] = asChange(previous, channel, stored, p);
     }
-    head = headAfterPut(head, old.id, p, r, heads);
+    // Its writes follow it in the new history: no `pre`.
+    head = headAfterPut(head, old.id, p, r, heads).head;
     const parent = old.parent !== undefined && keptIds.has(old.parent) ? old.parent : undefined;
-    const { parent: _dropped, ...rest } = old;
+    const { parent: _dropped, pre: _before, ...rest } = old;
     out.push({
       ...rest,
+      lg: 2,
       ...(parent === undefined ? {} : { parent }),
       g,
       p,
@@ -64,7 +66,7 @@ export async function keptRecords(
     for (const w of await writesRecordsOf(view, old)) {
       const q = out.length;
       head = { ...head, w: [...head.w, q] };
-      out.push({ ...w, g, p: q, key: head.cp ?? '', h: head });
+      out.push({ ...w, lg: 2, g, p: q, key: head.cp ?? '', h: head });
     }
   }
   return out;

@@ -25,6 +25,7 @@ import {
   type Store,
 } from '@sessionkit/core';
 import { ArrayValues } from './arrays.js';
+import { addressOf, checkpointIdOf, jsonEqual, singleRecord, sleep } from './config.js';
 import {
   type Blob,
   type CheckpointRecord,
@@ -250,13 +251,14 @@ export class SessionKitSaver extends BaseCheckpointSaver {
             wholeValue(channel),
             p,
             base,
+            parent,
           );
           b[channel] = encoded.blob;
           remember.push(encoded.remember);
         }
-        const h = headAfterPut(view.head, checkpoint.id, p, r, heads);
+        const { head: h, pre } = headAfterPut(view.head, checkpoint.id, p, r, heads);
         const record: CheckpointRecord = {
-          lg: 1,
+          lg: 2,
           g: view.head.g,
           p,
           key: h.cp ?? '',
@@ -268,6 +270,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
           md,
           b,
           r,
+          ...(pre.length === 0 ? {} : { pre }),
         };
         return record;
       },
@@ -304,7 +307,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     const stored: [string, number, Stored][] = [];
     for (const [index, [channel, value]] of writes.entries())
       stored.push([channel, WRITES_IDX_MAP[channel] ?? index, await storeValue(this.serde, value)]);
-    await this.#append(address, async (view) => {
+    const build = async (view: ThreadView) => {
       const p = view.count;
       const head = view.head;
       const h: Head =
@@ -312,7 +315,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
           ? { ...head, w: [...head.w, p] }
           : { ...head, late: { ...head.late, [to]: [...(head.late[to] ?? []), p] } };
       const record: WritesRecord = {
-        lg: 1,
+        lg: 2,
         g: head.g,
         p,
         key: head.cp ?? '',
@@ -324,7 +327,11 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         w: stored,
       };
       return record;
-    });
+    };
+    // Remembered so that the next checkpoint's new items can point at these writes.
+    await this.#append(address, build, (view, record) =>
+      this.#arrays.wrote(view, to, record.p, stored),
+    );
   }
 
   /**
@@ -342,6 +349,8 @@ export class SessionKitSaver extends BaseCheckpointSaver {
 
   /** Deletes every checkpoint and write of the thread, in every namespace. */
   async deleteThread(threadId: string): Promise<void> {
+    // Positions start again in a thread created anew: nothing remembered may point there.
+    this.#arrays.clear();
     await this.#sessions.deleteThread(String(threadId));
   }
 
@@ -392,6 +401,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
             async (v, ch, p) => (await this.#arrays.decode(v, ch, p))?.stored,
           );
           if (records === undefined) return 0;
+          this.#arrays.clear();
           const before = new Set<string>();
           for await (const r of view.descending()) before.add(r.id);
           try {
@@ -538,7 +548,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
   async #append(
     address: SessionAddress,
     build: (view: ThreadView) => Promise<ThreadRecord>,
-    landed: () => void = () => {},
+    landed: (view: ThreadView, record: ThreadRecord) => void = () => {},
   ): Promise<void> {
     const sessionId = this.#sessions.sessionId(address.threadId, address.namespace);
     await this.#locked(sessionId, () =>
@@ -559,7 +569,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
             throw new StaleView(sessionId);
           throw e;
         }
-        landed();
+        landed(view, record);
       }),
     );
   }
@@ -588,47 +598,4 @@ export class SessionKitSaver extends BaseCheckpointSaver {
       }
     }
   }
-}
-
-function addressOf(
-  config: RunnableConfig,
-  call: string,
-  required: boolean,
-): SessionAddress | undefined {
-  const configurable = config?.configurable;
-  const threadId = configurable?.thread_id;
-  if (threadId === undefined || threadId === null || threadId === '') {
-    if (!required) return undefined;
-    throw new Error(
-      `[sessionkit/langgraph] ${call}: config.configurable.thread_id is required (graph.invoke(input, { configurable: { thread_id: "…" } }))`,
-    );
-  }
-  const namespace = configurable?.checkpoint_ns ?? '';
-  if (typeof namespace !== 'string')
-    throw new Error(
-      `[sessionkit/langgraph] ${call}: config.configurable.checkpoint_ns must be a string`,
-    );
-  return { threadId: String(threadId), namespace };
-}
-
-function checkpointIdOf(config: RunnableConfig): string | undefined {
-  const id = config.configurable?.checkpoint_id ?? config.configurable?.thread_ts;
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
-
-async function* singleRecord(
-  record: CheckpointRecord | undefined,
-  before: string | undefined,
-): AsyncGenerator<CheckpointRecord> {
-  if (record !== undefined && (before === undefined || record.id < before)) yield record;
-}
-
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

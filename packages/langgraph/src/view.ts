@@ -180,7 +180,7 @@ export class ThreadView {
 
   /** Positions of the writes records put to checkpoint `record`, ascending. */
   async writePositions(record: CheckpointRecord): Promise<number[]> {
-    const positions: number[] = [...(this.head.late[record.id] ?? [])];
+    const positions: number[] = [...(this.head.late[record.id] ?? []), ...(record.pre ?? [])];
     if (this.head.cp === record.id && this.head.at === record.p) positions.push(...this.head.w);
     else if (this.head.sorted) positions.push(...(await this.#writesAfter(record)));
     else {
