@@ -13,4 +13,10 @@ export interface StoreContext {
    * every round and starve the rest; other processes still race, fairly.
    */
   sessionWrites: SessionWriteQueue;
+  /**
+   * The grace of superseded objects (`pruneGraceMs`): a version object is removed only
+   * once the head has named a later one for longer than this, and a writer lands its
+   * version within half of it after reading the head, or re-reads (see README "Storage").
+   */
+  pruneGraceMs: number;
 }

@@ -72,3 +72,23 @@ export function wrapS3Error(e: unknown, doing: string): SessionKitError {
   }
   return errors.make('corrupt', `${doing}: unexpected S3 answer ${status} ${code}`, { cause: e });
 }
+
+/** `corrupt` errors that say an object a state names is gone (see `missing`). */
+const missingErrors = new WeakSet<object>();
+
+/**
+ * The `corrupt` error of an object a state names that is not there. Superseded objects
+ * are removed after a fold, so a reader holding an old state may meet one: such a reader
+ * re-reads the head and tries again (`isMissing`); only a state read afresh that still
+ * names a missing object is really corrupt.
+ */
+export function missing(id: string, what: string): SessionKitError {
+  const e = errors.corrupt(id, `${what} is missing`);
+  missingErrors.add(e);
+  return e;
+}
+
+/** Whether `e` is a `missing` error (an old state met a removed object). */
+export function isMissing(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && missingErrors.has(e);
+}

@@ -12,10 +12,11 @@ import {
   textsToText,
   versionFromText,
 } from './codec.js';
-import { errors } from './errors.js';
+import { errors, isMissing, missing } from './errors.js';
 import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
 import type { ObjectIO } from './objects.js';
-import { type Current, probePast, readHead } from './session-log.js';
+import { type Current, probePast, readCurrent, readHead } from './session-log.js';
+import { writeWitness } from './superseded.js';
 
 /** A chain longer than this many appending versions is folded into a snapshot. */
 export const FOLD_AFTER = 32;
@@ -30,8 +31,7 @@ async function baseMessages(
   const { n, folded } = chain.base;
   const doing = `reading session "${id}"`;
   const got = await io.getBody(folded ? foldKey(id, gen, n) : versionKey(id, gen, n), doing);
-  if (got === undefined)
-    throw errors.corrupt(id, `${folded ? 'snapshot' : 'version'} ${n} is missing`);
+  if (got === undefined) throw missing(id, `${folded ? 'snapshot' : 'version'} ${n}`);
   let messages: unknown;
   if (folded) {
     try {
@@ -61,7 +61,7 @@ async function partMessages(
   count: number,
 ): Promise<unknown[]> {
   const got = await io.getBody(versionKey(id, gen, n), `reading session "${id}"`);
-  if (got === undefined) throw errors.corrupt(id, `version ${n} is missing`);
+  if (got === undefined) throw missing(id, `version ${n}`);
   const append = versionFromText(got.text, id, n).append;
   if (!Array.isArray(append) || append.length < count) {
     throw errors.corrupt(
@@ -142,11 +142,9 @@ async function textsOf(
   const messages = folded
     ? await baseMessages(io, id, gen, { base: { n, folded, count }, parts: [] })
     : await (async () => {
-        const v = versionFromText(
-          (await io.getBody(versionKey(id, gen, n), doing))?.text ?? '',
-          id,
-          n,
-        );
+        const body = await io.getBody(versionKey(id, gen, n), doing);
+        if (body === undefined) throw missing(id, `version ${n}`);
+        const v = versionFromText(body.text, id, n);
         return v.messages ?? v.append ?? [];
       })();
   const texts = searchTextsOf(messages);
@@ -177,41 +175,75 @@ export async function readSearchTexts(
 /**
  * Folds the chain of `current` (when it is long) into a snapshot of every message and its
  * search text, then points the head at it: later writers and readers start from there.
- * The versions stay as they are, so readers of older heads are unaffected.
+ * Once the head names the fold, its witness is written (what lets the versions it
+ * supersedes be removed later, see `removeSuperseded`). A fold that finds an object of
+ * its chain removed (a later writer folded and pruned meanwhile) is skipped.
  */
 export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> {
   const { id, gen, n, state } = current;
   if (state.chain.parts.length < FOLD_AFTER) return;
-  const messages = await readAllMessages(io, current);
+  let messages: unknown[];
+  try {
+    messages = await readAllMessages(io, current);
+  } catch (e) {
+    if (isMissing(e)) return;
+    throw e;
+  }
   // Recomputed from the messages just read: no GET of 33 text objects.
   const doing = `folding session "${id}"`;
   await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
   await io.putPlain(foldTextKey(id, gen, n), textsToText(searchTextsOf(messages)), doing);
-  const folded: State = {
-    ...state,
-    chain: { base: { n, folded: true, count: state.messageCount }, parts: [] },
-  };
-  // Point the head at the snapshot only while it still names version n of this generation
-  // (a later writer starts from its own version: the fold is then only a missed shortcut).
-  await retryLostRaces(
+  if (await pointHeadAtFold(io, current)) await writeWitness(io, id, gen, n);
+}
+
+/**
+ * The chain of a later state `later` with the prefix it shares with `folded` (the chain of
+ * version n, whose fold holds exactly those messages) replaced by that fold; `undefined`
+ * when `later` does not start with all of `folded` (a truncation or replace came between,
+ * or it was folded itself).
+ */
+export function rebasedOnFold(later: Chain, folded: Chain, n: number, count: number) {
+  const same = (a: Chain['base'], b: Chain['base']) =>
+    a.n === b.n && a.folded === b.folded && a.count === b.count;
+  if (!same(later.base, folded.base) || later.parts.length < folded.parts.length) return;
+  for (const [i, part] of folded.parts.entries()) {
+    const other = later.parts[i];
+    if (other?.n !== part.n || other.end !== part.end) return;
+  }
+  return { base: { n, folded: true, count }, parts: later.parts.slice(folded.parts.length) };
+}
+
+/**
+ * Points the head at the fold of version n while it names version n of this generation,
+ * or a later version whose chain starts with all of n's (then only that prefix is replaced
+ * by the fold: with writers committing back to back the head has always moved on by the
+ * time a fold is written, and the fold would never take). Resolves whether it did.
+ */
+async function pointHeadAtFold(io: ObjectIO, current: Current): Promise<boolean> {
+  const { id, gen, n, state } = current;
+  const doing = `folding session "${id}"`;
+  return retryLostRaces(
     { errors, operation: 'commit', sessionId: id, maxRetries: 4, exhausted: () => FOLD_SKIPPED },
     async () => {
       const got = await io.get(headKey(id), doing);
-      if (got === undefined) return;
+      if (got === undefined) return false;
       let head: HeadRecord;
       try {
         head = headFromText(got.text, id);
       } catch {
-        return;
+        return false;
       }
-      if (head.gen !== gen || head.n !== n || head.tombstone) return;
-      const text = headToText({ ...head, state: folded });
+      if (head.gen !== gen || head.n < n || head.tombstone) return false;
+      const chain = rebasedOnFold(head.state.chain, state.chain, n, state.messageCount);
+      if (chain === undefined) return false;
+      const text = headToText({ ...head, state: { ...head.state, chain } });
       return (await io.put(headKey(id), text, { ifMatch: got.etag }, doing)).written
-        ? undefined
+        ? true
         : LOST_RACE;
     },
   ).catch((e: unknown) => {
     if (e !== FOLD_SKIPPED) throw e;
+    return false;
   });
 }
 
@@ -243,12 +275,39 @@ export function baseChain(n: number, count: number): Chain {
   return { base: { n, folded: false, count }, parts: [] };
 }
 
+/** Attempts of a read whose state met a removed object before it gives up (`corrupt`). */
+const READ_ATTEMPTS = 8;
+
+/**
+ * Runs `read` again (up to `READ_ATTEMPTS` times) while it fails because the state it read
+ * named an object that a fold has removed since: each attempt starts from the head, so the
+ * result is always one state's, read whole.
+ */
+export async function retryMissing<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (e) {
+      if (!isMissing(e) || attempt >= READ_ATTEMPTS) throw e;
+    }
+  }
+}
+
 /**
  * The live session `id` and messages `bounds(state)` of its newest version. The messages
  * the head names are read while the versions past it are looked for; only when the head
- * lagged are they read again. Throws `not_found`, `corrupt`, `unavailable`.
+ * lagged are they read again. A state whose objects were removed meanwhile is read again
+ * from the head (`retryMissing`). Throws `not_found`, `corrupt`, `unavailable`.
  */
-export async function readLiveMessages(
+export function readLiveMessages(
+  io: ObjectIO,
+  id: string,
+  bounds: (state: State) => { start: number; end: number },
+): Promise<{ current: Current; messages: unknown[] }> {
+  return retryMissing(() => readLiveMessagesOnce(io, id, bounds));
+}
+
+async function readLiveMessagesOnce(
   io: ObjectIO,
   id: string,
   bounds: (state: State) => { start: number; end: number },
@@ -265,4 +324,27 @@ export async function readLiveMessages(
   if (current === head) return { current, messages: await early };
   if (current.tombstone) throw errors.notFound(id);
   return { current, messages: await range(current) };
+}
+
+/**
+ * The search texts of a listed session: from the chain its index entry names, or (when a
+ * fold removed an object of that chain) from its newest version's; `undefined` when the
+ * session is gone meanwhile. Throws `corrupt`, `unavailable`.
+ */
+export async function readListedSearchTexts(
+  io: ObjectIO,
+  id: string,
+  gen: string,
+  chain: Chain,
+): Promise<string[] | undefined> {
+  try {
+    return await readSearchTexts(io, id, gen, chain);
+  } catch (e) {
+    if (!isMissing(e)) throw e;
+  }
+  return retryMissing(async () => {
+    const current = await readCurrent(io, id);
+    if (current === undefined || current.tombstone) return undefined;
+    return readSearchTexts(io, id, current.gen, current.state.chain);
+  });
 }

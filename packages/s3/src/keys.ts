@@ -34,6 +34,13 @@ export const foldKey = (id: string, gen: string, n: number) =>
 /** The search text of a folded snapshot. */
 export const foldTextKey = (id: string, gen: string, n: number) =>
   `${generationPrefix(id, gen)}ft/${pad(n)}`;
+/**
+ * A fold's witness (a few bytes): written after the head named version `n`, so its time (the
+ * server's) proves that no writer still starts from a version before `n` once the grace
+ * has passed. What allows version objects to be removed.
+ */
+export const witnessKey = (id: string, gen: string, n: number) =>
+  `${generationPrefix(id, gen)}w/${pad(n)}`;
 /** The runtime status of a generation. */
 export const statusKey = (id: string, gen: string) => `${generationPrefix(id, gen)}status`;
 /** The event-log folder of a generation and one event in it. */

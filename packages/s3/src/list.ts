@@ -12,7 +12,7 @@ import {
 } from '@sessionkit/core/adapter';
 import type { IndexEntry } from './codec.js';
 import type { StoreContext } from './context.js';
-import { readSearchTexts } from './history.js';
+import { readListedSearchTexts } from './history.js';
 
 /** The index after healing the entries of sessions with write markers. */
 export async function indexView(ctx: StoreContext): Promise<Map<string, IndexEntry>> {
@@ -61,8 +61,8 @@ export async function listSessions(
       if (hits.length >= wanted) break;
       if (titleMatchesQuery(e.header.title, query)) hits.push(e);
       else {
-        const texts = await readSearchTexts(ctx.io, e.header.id, e.gen, e.chain);
-        if (searchTextMatches(texts, query)) hits.push(e);
+        const texts = await readListedSearchTexts(ctx.io, e.header.id, e.gen, e.chain);
+        if (texts !== undefined && searchTextMatches(texts, query)) hits.push(e);
       }
     }
   }

@@ -89,13 +89,16 @@ export class ObjectIO {
 
   /**
    * Writes `text` at `key`, under `condition` when given (`If-None-Match: *` or
-   * `If-Match: etag`). Throws `unavailable` when the server cannot be reached.
+   * `If-Match: etag`). `abortAfterMs` abandons the request after that long (it then may or
+   * may not have landed: `unavailable`). Throws `unavailable` when the server cannot be
+   * reached.
    */
   async put(
     key: string,
     text: string,
     condition: WriteCondition,
     doing: string,
+    abortAfterMs?: number,
   ): Promise<WriteOutcome> {
     this.stats.put++;
     // A Buffer: its length is known, so the SDK sends it in one piece.
@@ -111,6 +114,9 @@ export class ObjectIO {
           ...(condition && 'ifAbsent' in condition ? { IfNoneMatch: '*' } : {}),
           ...(condition && 'ifMatch' in condition ? { IfMatch: condition.ifMatch } : {}),
         }),
+        abortAfterMs === undefined
+          ? {}
+          : { abortSignal: AbortSignal.timeout(Math.max(1, Math.ceil(abortAfterMs))) },
       );
       return { written: true, etag: out.ETag ?? '' };
     } catch (e) {

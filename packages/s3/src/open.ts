@@ -41,7 +41,21 @@ export interface OpenS3StoreOptions {
    * silently lose each other's updates: only for a single writer. Default false.
    */
   acceptLostUpdates?: boolean | undefined;
+  /**
+   * The grace of superseded objects of a NEW store, in ms (1,000–3,600,000; default
+   * 60,000): a version object a fold superseded is removed once the head has named a later
+   * version for this long, and every writer lands its version within half of it after it
+   * read the head (its version PUT is abandoned after that, `unavailable`). An existing
+   * store keeps the grace it was created with: every writer of a bucket must agree on it.
+   */
+  pruneGraceMs?: number | undefined;
 }
+
+/** The grace of superseded objects unless `pruneGraceMs` says otherwise. */
+export const DEFAULT_PRUNE_GRACE_MS = 60_000;
+
+const validGrace = (g: unknown) =>
+  Number.isSafeInteger(g) && (g as number) >= 1000 && (g as number) <= 3_600_000;
 
 const OPTION_KEYS = [
   'bucket',
@@ -50,6 +64,7 @@ const OPTION_KEYS = [
   'clientConfig',
   'indexShards',
   'acceptLostUpdates',
+  'pruneGraceMs',
 ];
 
 /**
@@ -75,8 +90,17 @@ async function checkConditionalWrites(io: ObjectIO): Promise<string | undefined>
   return undefined;
 }
 
-/** The store's descriptor: created on first open, read afterwards. */
-async function readOrCreateMeta(io: ObjectIO, shards: number): Promise<number> {
+/** What the store's descriptor fixes for every writer of the store. */
+interface StoreMeta {
+  indexShards: number;
+  pruneGraceMs: number;
+}
+
+/**
+ * The store's descriptor: created on first open, read afterwards. A descriptor of the
+ * previous release names no grace: such a store has the default.
+ */
+async function readOrCreateMeta(io: ObjectIO, wanted: StoreMeta): Promise<StoreMeta> {
   const doing = 'opening the store';
   const exhausted = () => errors.unavailable(`${doing}: the store descriptor keeps changing`);
   return retryLostRaces(
@@ -89,7 +113,9 @@ async function readOrCreateMeta(io: ObjectIO, shards: number): Promise<number> {
           const n = meta.indexShards;
           if (!Number.isSafeInteger(n) || (n as number) < 1 || (n as number) > 256)
             throw new Error('bad indexShards');
-          return n as number;
+          const grace = meta.pruneGraceMs ?? DEFAULT_PRUNE_GRACE_MS;
+          if (!validGrace(grace)) throw new Error('bad pruneGraceMs');
+          return { indexShards: n as number, pruneGraceMs: grace as number };
         } catch (e) {
           throw errors.make(
             'corrupt',
@@ -97,8 +123,8 @@ async function readOrCreateMeta(io: ObjectIO, shards: number): Promise<number> {
           );
         }
       }
-      const text = JSON.stringify({ format: FORMAT, indexShards: shards });
-      return (await io.put(META_KEY, text, { ifAbsent: true }, doing)).written ? shards : LOST_RACE;
+      const text = JSON.stringify({ format: FORMAT, ...wanted });
+      return (await io.put(META_KEY, text, { ifAbsent: true }, doing)).written ? wanted : LOST_RACE;
     },
   );
 }
@@ -128,6 +154,12 @@ export async function openS3Store<M = Message>(options: OpenS3StoreOptions): Pro
       `openS3Store: indexShards must be an integer from 1 to 256, got ${String(shards)}`,
     );
   }
+  const grace = options.pruneGraceMs ?? DEFAULT_PRUNE_GRACE_MS;
+  if (!validGrace(grace)) {
+    throw errors.invalid(
+      `openS3Store: pruneGraceMs must be an integer from 1000 to 3600000, got ${String(grace)}`,
+    );
+  }
   if (typeof acceptLostUpdates !== 'boolean')
     throw errors.invalid('openS3Store: acceptLostUpdates must be a boolean');
   let prefix = options.prefix ?? '';
@@ -152,8 +184,13 @@ export async function openS3Store<M = Message>(options: OpenS3StoreOptions): Pro
         );
       }
     }
-    const indexShards = await readOrCreateMeta(io, shards);
-    return new S3Store<M>({ io, index: new SessionIndex(io, indexShards), ownedClient: owned });
+    const meta = await readOrCreateMeta(io, { indexShards: shards, pruneGraceMs: grace });
+    return new S3Store<M>({
+      io,
+      index: new SessionIndex(io, meta.indexShards),
+      ownedClient: owned,
+      pruneGraceMs: meta.pruneGraceMs,
+    });
   } catch (e) {
     owned?.destroy();
     throw e;

@@ -12,7 +12,8 @@ import {
   textsToText,
 } from './codec.js';
 import type { StoreContext } from './context.js';
-import { readAllMessages } from './history.js';
+import { isMissing } from './errors.js';
+import { readAllMessages, retryMissing } from './history.js';
 import { foldTextKey, SESSIONS_PREFIX, shardOf, textKey } from './keys.js';
 import { readCurrent } from './session-log.js';
 
@@ -57,8 +58,18 @@ async function fixTexts(
   return fixed;
 }
 
-/** Reads one session in full and decides its index entry. */
-async function judge(ctx: StoreContext, id: string): Promise<Verdict> {
+/**
+ * Reads one session in full and decides its index entry (again from the head when a fold
+ * removed an object of the state first read).
+ */
+function judge(ctx: StoreContext, id: string): Promise<Verdict> {
+  return retryMissing(() => judgeOnce(ctx, id)).catch((e: unknown) => {
+    if (!isMissing(e)) throw e;
+    return { kind: 'corrupt', reason: (e as Error).message, entry: undefined };
+  });
+}
+
+async function judgeOnce(ctx: StoreContext, id: string): Promise<Verdict> {
   let current: Awaited<ReturnType<typeof readCurrent>>;
   try {
     current = await readCurrent(ctx.io, id);
@@ -73,7 +84,7 @@ async function judge(ctx: StoreContext, id: string): Promise<Verdict> {
     const textsFixed = await fixTexts(ctx, id, current.gen, current.state.chain, messages);
     return { kind: 'live', entry, textsFixed };
   } catch (e) {
-    if (!isSessionKitError(e, 'corrupt')) throw e;
+    if (!isSessionKitError(e, 'corrupt') || isMissing(e)) throw e;
     return { kind: 'corrupt', reason: e.message, entry };
   }
 }

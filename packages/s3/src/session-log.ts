@@ -31,6 +31,11 @@ export interface Current {
   headN: number;
   /** The operation ids recorded up to version `n`, with their commits' results. */
   operations: OperationLog;
+  /**
+   * When the head this was read from was read (`performance.now()`): a writer lands its
+   * version within half the prune grace after it, or reads the head again.
+   */
+  readAt: number;
 }
 
 /** A new generation name: time-ordered and random. */
@@ -44,6 +49,8 @@ export function newGeneration(): string {
  * forward). `undefined` when the session never existed; throws `corrupt`, `unavailable`.
  */
 export async function readHead(io: ObjectIO, id: string): Promise<Current | undefined> {
+  // Taken before the GET: the head named its version at some moment after this.
+  const readAt = performance.now();
   const got = await io.get(headKey(id), `reading session "${id}"`);
   if (got === undefined) return undefined;
   let head: HeadRecord;
@@ -53,7 +60,7 @@ export async function readHead(io: ObjectIO, id: string): Promise<Current | unde
     throw errors.corrupt(id, (e as Error).message);
   }
   const { gen, n, state, tombstone, operations } = head;
-  return { id, gen, n, state, tombstone, headEtag: got.etag, headN: n, operations };
+  return { id, gen, n, state, tombstone, headEtag: got.etag, headN: n, operations, readAt };
 }
 
 /**
@@ -146,13 +153,16 @@ export interface NextVersion {
  * Writes version `current.n + 1` with `If-None-Match: *`, then its search text, the head
  * and `alongside` (the index update) at once. `lost` when another writer took that
  * version first (re-read and decide again); `dead` when the session was deleted meanwhile
- * (the version is removed again).
+ * (the version is removed again). The version's PUT is abandoned (`unavailable`) after
+ * `abortAfterMs`: a version must land within the prune grace of its head read, or a
+ * removed version's slot could be taken again (see README "Storage").
  */
 export async function writeNext(
   io: ObjectIO,
   current: Current,
   next: NextVersion,
   alongside: () => Promise<void> = async () => {},
+  abortAfterMs?: number,
 ): Promise<'written' | 'lost' | 'dead'> {
   const n = current.n + 1;
   const record: VersionRecord = {
@@ -165,7 +175,8 @@ export async function writeNext(
   };
   const doing = `writing session "${current.id}"`;
   const version = versionKey(current.id, current.gen, n);
-  const out = await io.put(version, versionToText(record), { ifAbsent: true }, doing);
+  const text = versionToText(record);
+  const out = await io.put(version, text, { ifAbsent: true }, doing, abortAfterMs);
   if (!out.written) return 'lost';
   const texts = next.texts;
   const textKeyOfN = textKey(current.id, current.gen, n);

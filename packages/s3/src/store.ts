@@ -45,6 +45,8 @@ export interface S3StoreParts {
   index: SessionIndex;
   /** Destroys the client on close when the store made it; undefined when borrowed. */
   ownedClient: S3Client | undefined;
+  /** The store's grace of superseded objects (from its descriptor). */
+  pruneGraceMs: number;
 }
 
 /**
@@ -74,7 +76,12 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     // "fresh": every primitive returns values parsed from S3 or copies it made itself.
     super({ errors });
     const sessionWrites = new SessionWriteQueue(errors);
-    this.#ctx = { io: parts.io, index: parts.index, sessionWrites };
+    this.#ctx = {
+      io: parts.io,
+      index: parts.index,
+      sessionWrites,
+      pruneGraceMs: parts.pruneGraceMs,
+    };
     this.#ownedClient = parts.ownedClient;
     this.bucket = parts.io.bucket;
     this.prefix = parts.io.prefix;

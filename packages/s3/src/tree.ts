@@ -17,7 +17,7 @@ import {
 import type { State } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
-import { baseChain, readAllMessages, readMessages } from './history.js';
+import { baseChain, readAllMessages, readMessages, retryMissing } from './history.js';
 import { headKey, shardOf } from './keys.js';
 import { childrenIn } from './list.js';
 import { dropRoutesTo } from './router.js';
@@ -50,10 +50,14 @@ export async function branchSession(
   atTurn: number,
   signal?: AbortSignal,
 ): Promise<{ state: State; messages: unknown[] }> {
-  const parent = await readLive(ctx.io, parentId);
+  // One state's messages: read again from the head if a fold removed one of its objects.
+  const { parent, messages } = await retryMissing(async () => {
+    const parent = await readLive(ctx.io, parentId);
+    planBranch(errors, parent.state, newSessionId(), atTurn); // refused before any read
+    const { gen, state } = parent;
+    return { parent, messages: await readMessages(ctx.io, parentId, gen, state.chain, 0, atTurn) };
+  });
   const planned = planBranch(errors, parent.state, newSessionId(), atTurn);
-  const { gen, state } = parent;
-  const messages = await readMessages(ctx.io, parentId, gen, state.chain, 0, atTurn);
   const texts = searchTextsOf(messages);
   return { state: await createSession(ctx, planned, messages, texts, signal, 'branch'), messages };
 }
@@ -64,9 +68,11 @@ export async function cloneSession(
   id: string,
   signal?: AbortSignal,
 ): Promise<{ state: State; messages: unknown[] }> {
-  const source = await readLive(ctx.io, id);
+  const { source, messages } = await retryMissing(async () => {
+    const source = await readLive(ctx.io, id);
+    return { source, messages: await readAllMessages(ctx.io, source) };
+  });
   const planned = planClone(source.state, newSessionId());
-  const messages = await readAllMessages(ctx.io, source);
   const texts = searchTextsOf(messages);
   return { state: await createSession(ctx, planned, messages, texts, signal, 'clone'), messages };
 }
@@ -77,9 +83,12 @@ export async function mergeSession(
   childId: string,
   signal?: AbortSignal,
 ): Promise<{ state: State; messages: unknown[] }> {
-  const child = await readLive(ctx.io, childId);
+  const { child, messages } = await retryMissing(async () => {
+    const child = await readLive(ctx.io, childId);
+    mergeTarget(errors, child.state); // refused before any read
+    return { child, messages: await readAllMessages(ctx.io, child) };
+  });
   const parentId = mergeTarget(errors, child.state);
-  const messages = await readAllMessages(ctx.io, child);
   const texts = searchTextsOf(messages);
   return changeSession(
     ctx,

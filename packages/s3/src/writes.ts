@@ -19,7 +19,7 @@ import {
   withOperation,
 } from './codec.js';
 import type { StoreContext } from './context.js';
-import { errors } from './errors.js';
+import { errors, isMissing } from './errors.js';
 import { baseChain, foldIfLong } from './history.js';
 import { generationPrefix, headKey, textKey, versionKey } from './keys.js';
 import {
@@ -31,6 +31,7 @@ import {
   readHead,
   writeNext,
 } from './session-log.js';
+import { prunesAt, removeSuperseded } from './superseded.js';
 
 /** Runs `work` between a write marker and its removal (left behind only if the server fails). */
 export async function marked<T>(ctx: StoreContext, id: string, work: () => Promise<T>): Promise<T> {
@@ -103,10 +104,26 @@ async function changeSessionNow<T>(
     return await retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
       const current = await read;
       if (current === undefined || current.tombstone) throw errors.notFound(id);
-      const decision = await decide(current);
+      let decision: Decision<T>;
+      try {
+        decision = await decide(current);
+      } catch (e) {
+        // The state read named an object a fold removed since: it is not the newest.
+        if (!isMissing(e)) throw e;
+        read = readHead(ctx.io, id);
+        return LOST_RACE;
+      }
       if (decision.next === undefined) return decision.result(current);
       await marking;
       throwIfAborted(errors, signal, operation, id);
+      // A version lands within half the prune grace after its head was read, or the head
+      // is read again: a removed version's slot is never taken by a writer that still
+      // thought the version before it the newest (README "Storage").
+      const left = ctx.pruneGraceMs / 2 - (performance.now() - current.readAt);
+      if (left < ctx.pruneGraceMs / 8) {
+        read = readHead(ctx.io, id);
+        return LOST_RACE;
+      }
       const next = decision.next;
       const tombstone = next.tombstone === true;
       const index = async () => {
@@ -117,7 +134,7 @@ async function changeSessionNow<T>(
             : ctx.index.put(id, entryOf(current.gen, current.n + 1, next.state)),
         ));
       };
-      const outcome = await writeNext(ctx.io, current, next, index);
+      const outcome = await writeNext(ctx.io, current, next, index, left);
       if (outcome === 'dead') {
         await ctx.index.remove(id, current.gen);
         throw errors.notFound(id);
@@ -130,7 +147,7 @@ async function changeSessionNow<T>(
           tombstone,
           operations: withOperation(current.operations, next.operationId, next.state),
         };
-        if (!tombstone) await foldIfLong(ctx.io, written);
+        if (!tombstone) await afterWrite(ctx, written);
         return decision.result(written);
       }
       read = probePast(ctx.io, current, false);
@@ -139,6 +156,19 @@ async function changeSessionNow<T>(
   } finally {
     if (!indexLags) ctx.index.unmarkLater(id, marking);
   }
+}
+
+/**
+ * What a landed version's writer does for the session's storage: folds a long chain, and
+ * on some commits after a fold removes what it superseded. Neither is the write's: a
+ * failure is swallowed (the next fold or removal does it), the write resolves.
+ */
+async function afterWrite(ctx: StoreContext, written: Current): Promise<void> {
+  const { id, gen, n, state } = written;
+  await foldIfLong(ctx.io, written).catch(() => {});
+  const base = state.chain.base;
+  if (!base.folded || !prunesAt(n, base.n)) return;
+  await removeSuperseded(ctx.io, id, gen, n, base.n, ctx.pruneGraceMs).catch(() => {});
 }
 
 /**

@@ -3,11 +3,12 @@
 // (the AI SDK's UIMessage, Mastra's content.parts), and its heads record no operation ids.
 // The store rebuilds such text on first use (a query that reaches it) and in `repair()`,
 // and commits with operation ids and truncation work on such sessions at once.
-import type { S3Client } from '@aws-sdk/client-s3';
+import { readFileSync } from 'node:fs';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Message, newSessionId } from '@sessionkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { S3Store } from '../src/index.js';
-import { releaseClient, storeOn } from './harness.js';
+import { openS3Store, type S3Store } from '../src/index.js';
+import { freshPrefix, releaseClient, sharedClient, storeOn } from './harness.js';
 import { readHead, readRaw, textKey, writeRaw } from './raw.js';
 import { type S3Target, startTarget, testClient } from './support/s3-server.js';
 
@@ -83,6 +84,91 @@ describe('upgrade from the previous release', () => {
     expect((await store.load(id)).messages).toEqual([ui('Damson')]);
     expect(await store.list({ query: 'greengage' })).toEqual([]);
     expect((await store.list({ query: 'damson' })).map((s) => s.id)).toEqual([id]);
+    await store.close();
+  });
+});
+
+/**
+ * The objects of a bucket the previous release wrote (test/fixtures/release-1.json, made
+ * with that release): "long-session", 41 commits (a fold at version 33, operation ids
+ * op-10 … op-40) then a truncation to 38 messages and one more; "short-session", two
+ * versions and a rename. Its descriptor names no prune grace.
+ */
+async function previousReleaseBucket(): Promise<string> {
+  const fixture = JSON.parse(
+    readFileSync(new URL('./fixtures/release-1.json', import.meta.url), 'utf8'),
+  ) as { objects: Record<string, string> };
+  const prefix = freshPrefix(target);
+  for (const [key, text] of Object.entries(fixture.objects)) {
+    await raw.send(new PutObjectCommand({ Bucket: target.bucket, Key: prefix + key, Body: text }));
+  }
+  return prefix;
+}
+
+/** Keys of the long session's objects, relative to its generation folder. */
+async function generationKeys(store: S3Store, id: string, gen: string): Promise<string[]> {
+  const under = `${store.prefix}s/${id}/g/${gen}/`;
+  const out = await raw.send(new ListObjectsV2Command({ Bucket: target.bucket, Prefix: under }));
+  return (out.Contents ?? []).map((c) => (c.Key ?? '').slice(under.length));
+}
+
+describe('upgrade from a bucket the previous release wrote', () => {
+  it('reads it as written, writes on, and removes only what is safe', async () => {
+    const prefix = await previousReleaseBucket();
+    const store = await openS3Store({
+      client: sharedClient(target),
+      bucket: target.bucket,
+      prefix,
+    });
+    const long = await store.load('long-session');
+    const answer = (t: number) => ({ role: 'assistant', content: `turn ${t} answer about kiwis` });
+    const kept = [
+      { role: 'user', content: 'turn 0 question' },
+      ...[...Array(37)].map((_, i) => answer(i + 1)),
+    ];
+    expect(long.messages).toEqual([...kept, { role: 'user', content: 'after the cut' }]);
+    expect(long.revision).toBe(42);
+    const short = await store.load('short-session');
+    expect(short).toMatchObject({ title: 'Short, renamed', revision: 2 });
+    for (const s of [long, short]) {
+      const { messages, ...rest } = s;
+      const listed = (await store.list()).find((x) => x.id === s.id);
+      expect(listed).toEqual({ ...rest, messageCount: messages.length });
+    }
+    expect((await store.list({ query: 'kiwis' })).map((s) => s.id)).toEqual(['long-session']);
+    // An operation id the previous release recorded is still a repeat: nothing written.
+    const repeat = await store.commit('long-session', {
+      operationId: 'op-40',
+      append: [answer(99)],
+    });
+    expect(repeat).toMatchObject({ revision: 41, messageCount: 41 });
+
+    // Writes on through a fold (at version 68): the first commit after it removes the
+    // previous release's texts and snapshot; its versions stay (no witness older than the
+    // store's grace, 60 s: the descriptor names none).
+    const more: Message[] = [];
+    for (let i = 0; i < 40; i++) {
+      const m = { role: 'user', content: `new ${i}` } as Message;
+      more.push(m);
+      await store.commit('long-session', { append: [m] });
+    }
+    const head = await readHead(raw, store, 'long-session');
+    expect(head.state.chain.base).toMatchObject({ folded: true, n: 68 });
+    const keys = await generationKeys(store, 'long-session', head.gen);
+    expect(keys.filter((k) => k.startsWith('v/'))).toHaveLength(82);
+    expect(keys.filter((k) => /^(f|ft)\//.test(k))).toEqual([
+      `f/${'68'.padStart(12, '0')}`,
+      `ft/${'68'.padStart(12, '0')}`,
+    ]);
+    expect(keys.filter((k) => k.startsWith('t/')).map((k) => Number(k.slice(2)))).toEqual(
+      Array.from({ length: 82 - 68 }, (_, i) => 69 + i),
+    );
+    const after = await store.load('long-session');
+    expect(after.messages).toEqual([...long.messages, ...more]);
+    expect(
+      JSON.parse((await readRaw(raw, store, 'sessionkit.json')) ?? '{}').pruneGraceMs,
+    ).toBeUndefined();
+    expect(await store.repair()).toMatchObject({ skippedCorrupt: [], indexEntriesFixed: 0 });
     await store.close();
   });
 });

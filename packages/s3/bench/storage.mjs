@@ -1,0 +1,97 @@
+// Bytes stored per message after a 200-turn conversation (the repository bench's ~1 KB
+// messages, docs/benchmarks.md), by kind of object. Not a test: prints figures. Needs a
+// build (`pnpm --filter @sessionkit/s3 build`). Starts its own s3rver (one writer, opened
+// with acceptLostUpdates: the objects are the same ones).
+// Usage: node bench/storage.mjs   [BENCH_GRACE_MS=1000] [BENCH_TURNS=200]
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { openS3Store } from '../dist/index.js';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 200);
+const GRACE = Number(process.env.BENCH_GRACE_MS ?? 1000);
+const FILLER = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(20);
+const message = (n, role) => ({ role, content: `message ${n}: ${FILLER.slice(0, 1000)}` });
+
+const directory = mkdtempSync(join(tmpdir(), 'sk-s3-bytes-'));
+const child = fork(
+  fileURLToPath(new URL('../test/support/s3rver-child.cjs', import.meta.url)),
+  [directory, '0'],
+  {
+    execArgv: ['--openssl-legacy-provider', '--no-warnings'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  },
+);
+const port = await new Promise((resolve, reject) => {
+  child.once('message', (m) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
+  child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
+});
+const client = new S3Client({
+  endpoint: `http://127.0.0.1:${port}`,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  requestChecksumCalculation: 'WHEN_REQUIRED',
+  responseChecksumValidation: 'WHEN_REQUIRED',
+});
+const bucket = 'sessionkit-bench';
+try {
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  const prefix = 'bytes/';
+  const store = await openS3Store({
+    client,
+    bucket,
+    prefix,
+    acceptLostUpdates: true,
+    pruneGraceMs: GRACE,
+  });
+  const s = await store.create({ id: 'bytes', folder: '/bench-bytes', title: 'bytes' });
+  let revision = s.revision;
+  let json = 0;
+  for (let t = 0; t < TURNS; t++) {
+    const append = [message(2 * t, 'user'), message(2 * t + 1, 'assistant')];
+    json += append.reduce((sum, m) => sum + Buffer.byteLength(JSON.stringify(m)), 0);
+    ({ revision } = await store.commit(s.id, { expectedRevision: revision, append }));
+  }
+  await store.close();
+  const kinds = new Map();
+  let total = 0;
+  let token;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) {
+      const key = (o.Key ?? '').slice(prefix.length);
+      const kind =
+        key.match(/\/g\/[^/]+\/(v|t|f|ft|w)\//)?.[1] ??
+        key.replace(/^s\/[^/]+\//, 's/<id>/').replace(/\d+/g, 'N');
+      const k = kinds.get(kind) ?? { count: 0, bytes: 0 };
+      k.count++;
+      k.bytes += o.Size ?? 0;
+      kinds.set(kind, k);
+      total += o.Size ?? 0;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  const messages = 2 * TURNS;
+  console.log(
+    `${TURNS} turns, ${messages} messages of ${(json / messages).toFixed(0)} B JSON each, grace ${GRACE} ms`,
+  );
+  for (const [kind, k] of [...kinds].sort()) {
+    console.log(
+      `  ${kind.padEnd(22)} ${String(k.count).padStart(4)} objects ${String(k.bytes).padStart(9)} B  ${(k.bytes / json).toFixed(3)}x`,
+    );
+  }
+  console.log(
+    `  total ${total} B = ${(total / messages).toFixed(0)} B per message = ${(total / json).toFixed(2)}x the messages' JSON`,
+  );
+} finally {
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  rmSync(directory, { recursive: true, force: true });
+  client.destroy();
+}
