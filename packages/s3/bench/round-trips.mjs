@@ -4,29 +4,12 @@
 // least one request in flight. A request still in flight when the commit resolves (the
 // write marker's removal, which is not waited for) is not on its path and is not counted
 // as a round trip. Run: `pnpm --filter @sessionkit/s3 build && node bench/round-trips.mjs`.
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { openS3Store } from '../dist/index.js';
+import { startTestServer, testServerClient } from './test-server.mjs';
 
-const directory = mkdtempSync(join(tmpdir(), 'sessionkit-rt-'));
-const script = fileURLToPath(new URL('../test/support/s3rver-child.cjs', import.meta.url));
-const child = fork(script, [directory, '0'], {
-  execArgv: ['--openssl-legacy-provider', '--no-warnings'],
-  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-});
-const port = await new Promise((resolve) => child.once('message', (m) => resolve(m.port)));
-const client = new S3Client({
-  endpoint: `http://127.0.0.1:${port}`,
-  region: 'us-east-1',
-  forcePathStyle: true,
-  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  requestChecksumCalculation: 'WHEN_REQUIRED',
-  responseChecksumValidation: 'WHEN_REQUIRED',
-});
+const server = await startTestServer('sessionkit-rt-');
+const client = testServerClient(server.endpoint);
 let inFlight = 0;
 let waves = 0;
 client.middlewareStack.add(
@@ -69,6 +52,4 @@ for (const [k, [what, input]] of kinds.entries()) {
 }
 await store.close();
 client.destroy();
-child.kill('SIGTERM');
-await new Promise((resolve) => child.once('exit', resolve));
-rmSync(directory, { recursive: true, force: true });
+await server.stop();

@@ -5,12 +5,7 @@
 // s3rver 3.7.1 it starts itself. s3rver ignores conditional headers, so the store opens
 // it with acceptLostUpdates (one writer here): the requests are the same ones.
 // Usage: pnpm --filter @sessionkit/s3 bench   [BENCH_TURNS=150]
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import {
   CreateBucketCommand,
   GetObjectCommand,
@@ -18,6 +13,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { openS3Store } from '../dist/index.js';
+import { startTestServer, TEST_SERVER_CREDENTIALS } from './test-server.mjs';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 150);
 const LONG = 10_000;
@@ -50,30 +46,14 @@ async function startServer() {
       stop: async () => {},
     };
   }
-  const directory = mkdtempSync(join(tmpdir(), 'sk-s3-bench-'));
-  const child = fork(
-    fileURLToPath(new URL('../test/support/s3rver-child.cjs', import.meta.url)),
-    [directory, '0'],
-    {
-      execArgv: ['--openssl-legacy-provider', '--no-warnings'],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    },
-  );
-  const port = await new Promise((resolve, reject) => {
-    child.once('message', (m) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
-    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
-  });
+  const server = await startTestServer('sk-s3-bench-');
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: server.endpoint,
     bucket: 'sessionkit-bench',
     acceptLostUpdates: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    credentials: TEST_SERVER_CREDENTIALS,
     create: true,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-      rmSync(directory, { recursive: true, force: true });
-    },
+    stop: server.stop,
   };
 }
 

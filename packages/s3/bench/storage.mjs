@@ -3,40 +3,17 @@
 // build (`pnpm --filter @sessionkit/s3 build`). Starts its own s3rver (one writer, opened
 // with acceptLostUpdates: the objects are the same ones).
 // Usage: node bench/storage.mjs   [BENCH_GRACE_MS=1000] [BENCH_TURNS=200]
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { openS3Store } from '../dist/index.js';
+import { startTestServer, testServerClient } from './test-server.mjs';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const GRACE = Number(process.env.BENCH_GRACE_MS ?? 1000);
 const FILLER = 'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(20);
 const message = (n, role) => ({ role, content: `message ${n}: ${FILLER.slice(0, 1000)}` });
 
-const directory = mkdtempSync(join(tmpdir(), 'sk-s3-bytes-'));
-const child = fork(
-  fileURLToPath(new URL('../test/support/s3rver-child.cjs', import.meta.url)),
-  [directory, '0'],
-  {
-    execArgv: ['--openssl-legacy-provider', '--no-warnings'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  },
-);
-const port = await new Promise((resolve, reject) => {
-  child.once('message', (m) => (m.port ? resolve(m.port) : reject(new Error(m.error))));
-  child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
-});
-const client = new S3Client({
-  endpoint: `http://127.0.0.1:${port}`,
-  region: 'us-east-1',
-  forcePathStyle: true,
-  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  requestChecksumCalculation: 'WHEN_REQUIRED',
-  responseChecksumValidation: 'WHEN_REQUIRED',
-});
+const server = await startTestServer('sk-s3-bytes-');
+const client = testServerClient(server.endpoint);
 const bucket = 'sessionkit-bench';
 try {
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
@@ -90,8 +67,6 @@ try {
     `  total ${total} B = ${(total / messages).toFixed(0)} B per message = ${(total / json).toFixed(2)}x the messages' JSON`,
   );
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
-  rmSync(directory, { recursive: true, force: true });
   client.destroy();
+  await server.stop();
 }
