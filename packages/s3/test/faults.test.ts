@@ -8,35 +8,17 @@ import {
   newSessionId,
   type SessionKitError,
 } from '@sessionkit/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
-import { releaseClient, storeOn } from './harness.js';
+import { storeOn, useTarget } from './harness.js';
 import { readRaw } from './raw.js';
 import {
   type ConditionalWriteProxy,
   startConditionalWriteProxy,
 } from './support/conditional-write-proxy.js';
-import {
-  type S3Target,
-  startS3rver,
-  startTarget,
-  TEST_BUCKET,
-  testClient,
-} from './support/s3-server.js';
+import { startS3rver, TEST_BUCKET, testClient } from './support/s3-server.js';
 
-let target: S3Target;
-let raw: S3Client;
-
-beforeAll(async () => {
-  target = await startTarget();
-  raw = testClient(target.endpoint);
-});
-
-afterAll(async () => {
-  if (target) releaseClient(target);
-  raw?.destroy();
-  await target?.stop();
-});
+const server = useTarget();
 
 const msg = (content: string): Message => ({ role: 'user', content });
 
@@ -88,11 +70,11 @@ async function listed(store: S3Store, id: string) {
 
 describe('a writer killed between its version object and its index update', () => {
   it('leaves list truthful (healed from the write marker) and repair exact', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const s = await store.create({ id: newSessionId(), title: 'before', messages: [msg('one')] });
     const dying = await openS3Store({
-      client: clientDyingAfterVersion(target.endpoint),
-      bucket: target.bucket,
+      client: clientDyingAfterVersion(server.target.endpoint),
+      bucket: server.target.bucket,
       prefix: store.prefix,
     });
     const died = await dying
@@ -104,10 +86,10 @@ describe('a writer killed between its version object and its index update', () =
     // The store saw its client fail: to the caller it is an unavailable backend.
     expect(died).toMatch(/unavailable/);
     // The version exists; its head, search text, index entry and marker removal do not.
-    expect(await readRaw(raw, store, `s/${s.id}/head`)).toContain('"title":"before"');
-    const markers = await raw.send(
+    expect(await readRaw(server.raw, store, `s/${s.id}/head`)).toContain('"title":"before"');
+    const markers = await server.raw.send(
       new ListObjectsV2Command({
-        Bucket: target.bucket,
+        Bucket: server.target.bucket,
         Prefix: `${store.prefix}pending/${s.id}/`,
       }),
     );
@@ -130,11 +112,11 @@ describe('a writer killed between its version object and its index update', () =
   });
 
   it('repair alone rebuilds the index and search text of a writer that died', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const s = await store.create({ id: newSessionId(), title: 'x', messages: [msg('first')] });
     const dying = await openS3Store({
-      client: clientDyingAfterVersion(target.endpoint),
-      bucket: target.bucket,
+      client: clientDyingAfterVersion(server.target.endpoint),
+      bucket: server.target.bucket,
       prefix: store.prefix,
     });
     await dying.commit(s.id, { append: [msg('okapi facts')] }).catch(() => {});
@@ -153,7 +135,7 @@ describe('a writer killed between its version object and its index update', () =
 
 describe('an index update that fails after the write landed', () => {
   it('resolves the write and keeps its marker, so list heals without repair', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const s = await store.create({
       id: newSessionId(),
       title: 'before',
@@ -161,15 +143,15 @@ describe('an index update that fails after the write landed', () => {
     });
     const faults = { left: 0 };
     const failing = await openS3Store({
-      client: clientFailingIndexWrites(target.endpoint, faults),
-      bucket: target.bucket,
+      client: clientFailingIndexWrites(server.target.endpoint, faults),
+      bucket: server.target.bucket,
       prefix: store.prefix,
     });
     const markersOf = async (id: string) =>
       (
-        await raw.send(
+        await server.raw.send(
           new ListObjectsV2Command({
-            Bucket: target.bucket,
+            Bucket: server.target.bucket,
             Prefix: `${store.prefix}pending/${id}/`,
           }),
         )
@@ -264,10 +246,10 @@ describe('the server stopped mid-run', () => {
 describe('eight writers racing on one session through the proxy', () => {
   it('one winner per revision on a shared expectedRevision, every unconditional append kept', async () => {
     // Eight store instances, each with a client (and connections) of its own.
-    const clients = Array.from({ length: 8 }, () => testClient(target.endpoint));
-    const prefix = `${target.runPrefix}race-${newSessionId()}/`;
+    const clients = Array.from({ length: 8 }, () => testClient(server.target.endpoint));
+    const prefix = `${server.target.runPrefix}race-${newSessionId()}/`;
     const writers = await Promise.all(
-      clients.map((client) => openS3Store({ client, bucket: target.bucket, prefix })),
+      clients.map((client) => openS3Store({ client, bucket: server.target.bucket, prefix })),
     );
     const first = writers[0] as S3Store;
     const s = await first.create({ id: newSessionId(), title: 'race' });
@@ -306,14 +288,17 @@ describe('eight writers racing on one session through the proxy', () => {
     );
     expect(loaded.revision).toBe(1 + 3 + 40);
     // One version object per revision: no revision was written twice.
-    const versions = await raw.send(
-      new ListObjectsV2Command({ Bucket: target.bucket, Prefix: `${first.prefix}s/${s.id}/g/` }),
+    const versions = await server.raw.send(
+      new ListObjectsV2Command({
+        Bucket: server.target.bucket,
+        Prefix: `${first.prefix}s/${s.id}/g/`,
+      }),
     );
     const versionKeys = (versions.Contents ?? []).filter((c) => /\/v\/\d+$/.test(c.Key ?? ''));
     expect(versionKeys).toHaveLength(44);
-    if (target.proxy)
+    if (server.target.proxy)
       expect(
-        target.proxy.counts.preconditionFailed + target.proxy.counts.conflicts,
+        server.target.proxy.counts.preconditionFailed + server.target.proxy.counts.conflicts,
       ).toBeGreaterThan(0);
     expect(await listed(first, s.id)).toMatchObject({ revision: 44, messageCount: 43 });
     for (const w of writers) await w.close();

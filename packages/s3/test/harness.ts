@@ -1,8 +1,9 @@
 // Test stores: each on a fresh key prefix of the run's target, with a client of its own.
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
-import { type S3Target, testClient } from './support/s3-server.js';
+import { type S3Target, startTarget, testClient } from './support/s3-server.js';
 
 let counter = 0;
 
@@ -59,4 +60,42 @@ export async function removePrefix(target: S3Target, prefix: string): Promise<vo
   } finally {
     client.destroy();
   }
+}
+
+/** The test server of a test file and a raw client of it (see `useTarget`). */
+export interface FileTarget {
+  readonly target: S3Target;
+  readonly raw: S3Client;
+}
+
+/**
+ * Starts the test server (s3rver behind the conditional-write proxy, or the real S3 of
+ * SESSIONKIT_TEST_S3_URL) before the file's tests and stops it after them, with a raw
+ * client for reading objects as stored. Call at a test file's top level.
+ */
+export function useTarget(): FileTarget {
+  let target: S3Target | undefined;
+  let raw: S3Client | undefined;
+  beforeAll(async () => {
+    target = await startTarget();
+    raw = testClient(target.endpoint);
+  });
+  afterAll(async () => {
+    if (target) releaseClient(target);
+    raw?.destroy();
+    await target?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined)
+      throw new Error('the test server is not started (useTarget runs in beforeAll)');
+    return value;
+  };
+  return {
+    get target() {
+      return started(target);
+    },
+    get raw() {
+      return started(raw);
+    },
+  };
 }

@@ -12,28 +12,13 @@ import {
   type Session,
   type SessionKitError,
 } from '@sessionkit/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
-import { freshPrefix, releaseClient, sharedClient } from './harness.js';
+import { freshPrefix, sharedClient, useTarget } from './harness.js';
 import { startConditionalWriteProxy } from './support/conditional-write-proxy.js';
-import {
-  type S3Target,
-  startS3rver,
-  startTarget,
-  TEST_BUCKET,
-  testClient,
-} from './support/s3-server.js';
+import { startS3rver, TEST_BUCKET, testClient } from './support/s3-server.js';
 
-let target: S3Target;
-
-beforeAll(async () => {
-  target = await startTarget();
-});
-
-afterAll(async () => {
-  if (target) releaseClient(target);
-  await target?.stop();
-});
+const server = useTarget();
 
 const WRITER = fileURLToPath(new URL('./support/kill-writer.mjs', import.meta.url));
 const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url));
@@ -44,10 +29,14 @@ const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url));
  */
 function killedWriter(prefix: string, id: string, round: number): Promise<string[]> {
   const acked: string[] = [];
-  const child = fork(WRITER, [target.endpoint, target.bucket, prefix, id, String(round)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    execArgv: ['--no-warnings'],
-  });
+  const child = fork(
+    WRITER,
+    [server.target.endpoint, server.target.bucket, prefix, id, String(round)],
+    {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      execArgv: ['--no-warnings'],
+    },
+  );
   return new Promise((resolve, reject) => {
     const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on(
@@ -94,11 +83,11 @@ async function expectListedAsLoaded(store: S3Store, session: Session<Message>) {
 describe('writer processes killed with SIGKILL', () => {
   it('30 rounds: every acknowledged turn readable, whole turns only, list equals load', async () => {
     expect(existsSync(BUILT), 'the kill test runs the built package: pnpm build first').toBe(true);
-    const prefix = freshPrefix(target);
+    const prefix = freshPrefix(server.target);
     // A short grace, so the writers' folds also remove versions while they are killed.
     const store = await openS3Store({
-      client: sharedClient(target),
-      bucket: target.bucket,
+      client: sharedClient(server.target),
+      bucket: server.target.bucket,
       prefix,
       pruneGraceMs: 5000,
     });

@@ -2,24 +2,12 @@
 // (README "Storage"), and readers racing the removal still read one committed state whole.
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { type Message, newSessionId } from '@sessionkit/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
-import { freshPrefix, releaseClient, sharedClient } from './harness.js';
-import { type S3Target, startTarget, testClient } from './support/s3-server.js';
+import { freshPrefix, sharedClient, useTarget } from './harness.js';
+import { testClient } from './support/s3-server.js';
 
-let target: S3Target;
-let raw: S3Client;
-
-beforeAll(async () => {
-  target = await startTarget();
-  raw = testClient(target.endpoint);
-});
-
-afterAll(async () => {
-  if (target) releaseClient(target);
-  raw?.destroy();
-  await target?.stop();
-});
+const server = useTarget();
 
 /**
  * A short grace, so removals happen within a test's run; long enough for a writer to land
@@ -37,7 +25,7 @@ async function objectsOf(
   const out: Array<{ key: string; size: number }> = [];
   let token: string | undefined;
   do {
-    const page = await raw.send(
+    const page = await server.raw.send(
       new ListObjectsV2Command({
         Bucket: store.bucket,
         Prefix: `${store.prefix}s/${id}/`,
@@ -88,20 +76,24 @@ describe('superseded objects are removed after folds', () => {
   it('readers racing folds and removals read committed prefixes, whole', {
     timeout: 180_000,
   }, async () => {
-    const prefix = freshPrefix(target);
+    const prefix = freshPrefix(server.target);
     const writers = await Promise.all(
       [0, 1].map(() =>
         openS3Store({
-          client: testClient(target.endpoint),
-          bucket: target.bucket,
+          client: testClient(server.target.endpoint),
+          bucket: server.target.bucket,
           prefix,
           pruneGraceMs: GRACE_MS,
         }),
       ),
     );
     const seen = { gone: 0 };
-    const readerClient = slowReadingClient(target.endpoint, seen);
-    const reader = await openS3Store({ client: readerClient, bucket: target.bucket, prefix });
+    const readerClient = slowReadingClient(server.target.endpoint, seen);
+    const reader = await openS3Store({
+      client: readerClient,
+      bucket: server.target.bucket,
+      prefix,
+    });
     const w0 = writers[0] as S3Store;
     const s = await w0.create({ id: newSessionId(), title: 'race', messages: [msg('zero')] });
 
@@ -171,9 +163,9 @@ describe('superseded objects are removed after folds', () => {
 
   it('removes the texts and snapshots before the newest fold, and versions after the grace', async () => {
     const store = await openS3Store({
-      client: sharedClient(target),
-      bucket: target.bucket,
-      prefix: freshPrefix(target),
+      client: sharedClient(server.target),
+      bucket: server.target.bucket,
+      prefix: freshPrefix(server.target),
       pruneGraceMs: GRACE_MS,
     });
     const s = await store.create({ id: newSessionId(), title: 'bytes' });

@@ -4,25 +4,14 @@
 // The store rebuilds such text on first use (a query that reaches it) and in `repair()`,
 // and commits with operation ids and truncation work on such sessions at once.
 import { readFileSync } from 'node:fs';
-import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { type Message, newSessionId } from '@sessionkit/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
-import { freshPrefix, releaseClient, sharedClient, storeOn } from './harness.js';
+import { freshPrefix, sharedClient, storeOn, useTarget } from './harness.js';
 import { readHead, readRaw, textKey, writeRaw } from './raw.js';
-import { type S3Target, startTarget, testClient } from './support/s3-server.js';
 
-let target: S3Target;
-let raw: S3Client;
-beforeAll(async () => {
-  target = await startTarget();
-  raw = testClient(target.endpoint);
-});
-afterAll(async () => {
-  raw?.destroy();
-  if (target) releaseClient(target);
-  await target?.stop();
-});
+const server = useTarget();
 
 /** A UIMessage: its text is only in `parts`. */
 const ui = (text: string) =>
@@ -35,26 +24,33 @@ const ui = (text: string) =>
  */
 async function previousReleaseSession(store: S3Store, text: string): Promise<string> {
   const s = await store.create({ id: newSessionId(), title: 'old', messages: [ui(text)] });
-  const head = await readHead(raw, store, s.id);
-  await writeRaw(raw, store, textKey(s.id, head.gen, 1), JSON.stringify({ format: 1, text: '' }));
-  const stored = JSON.parse((await readRaw(raw, store, `s/${s.id}/head`)) ?? '{}');
+  const head = await readHead(server.raw, store, s.id);
+  await writeRaw(
+    server.raw,
+    store,
+    textKey(s.id, head.gen, 1),
+    JSON.stringify({ format: 1, text: '' }),
+  );
+  const stored = JSON.parse((await readRaw(server.raw, store, `s/${s.id}/head`)) ?? '{}');
   expect(stored.operations).toBeUndefined();
   return s.id;
 }
 
 describe('upgrade from the previous release', () => {
   it('a query rebuilds the old search text on first use and finds parts text', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const id = await previousReleaseSession(store, 'Marmalade from parts');
     expect((await store.list({ query: 'marmalade' })).map((s) => s.id)).toEqual([id]);
-    const head = await readHead(raw, store, id);
-    const rebuilt = JSON.parse((await readRaw(raw, store, textKey(id, head.gen, 1))) ?? '{}');
+    const head = await readHead(server.raw, store, id);
+    const rebuilt = JSON.parse(
+      (await readRaw(server.raw, store, textKey(id, head.gen, 1))) ?? '{}',
+    );
     expect(rebuilt).toEqual({ format: 2, texts: ['marmalade from parts'] });
     await store.close();
   });
 
   it('repair() rewrites every old search-text object', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const ids = [
       await previousReleaseSession(store, 'Quince one'),
       await previousReleaseSession(store, 'Quince two'),
@@ -63,8 +59,8 @@ describe('upgrade from the previous release', () => {
     expect(report.skippedCorrupt).toEqual([]);
     expect(report.indexEntriesFixed).toBe(2);
     for (const id of ids) {
-      const head = await readHead(raw, store, id);
-      const text = JSON.parse((await readRaw(raw, store, textKey(id, head.gen, 1))) ?? '{}');
+      const head = await readHead(server.raw, store, id);
+      const text = JSON.parse((await readRaw(server.raw, store, textKey(id, head.gen, 1))) ?? '{}');
       expect(text.format).toBe(2);
     }
     // Nothing left to rebuild: a query reads no message body.
@@ -75,7 +71,7 @@ describe('upgrade from the previous release', () => {
   });
 
   it('an old session takes operation ids and truncation at once', async () => {
-    const store = await storeOn(target);
+    const store = await storeOn(server.target);
     const id = await previousReleaseSession(store, 'Damson');
     const input = { operationId: 'first-new', append: [ui('Greengage')] };
     const first = await store.commit(id, input);
@@ -98,9 +94,11 @@ async function previousReleaseBucket(): Promise<string> {
   const fixture = JSON.parse(
     readFileSync(new URL('./fixtures/release-1.json', import.meta.url), 'utf8'),
   ) as { objects: Record<string, string> };
-  const prefix = freshPrefix(target);
+  const prefix = freshPrefix(server.target);
   for (const [key, text] of Object.entries(fixture.objects)) {
-    await raw.send(new PutObjectCommand({ Bucket: target.bucket, Key: prefix + key, Body: text }));
+    await server.raw.send(
+      new PutObjectCommand({ Bucket: server.target.bucket, Key: prefix + key, Body: text }),
+    );
   }
   return prefix;
 }
@@ -108,7 +106,9 @@ async function previousReleaseBucket(): Promise<string> {
 /** Keys of the long session's objects, relative to its generation folder. */
 async function generationKeys(store: S3Store, id: string, gen: string): Promise<string[]> {
   const under = `${store.prefix}s/${id}/g/${gen}/`;
-  const out = await raw.send(new ListObjectsV2Command({ Bucket: target.bucket, Prefix: under }));
+  const out = await server.raw.send(
+    new ListObjectsV2Command({ Bucket: server.target.bucket, Prefix: under }),
+  );
   return (out.Contents ?? []).map((c) => (c.Key ?? '').slice(under.length));
 }
 
@@ -116,8 +116,8 @@ describe('upgrade from a bucket the previous release wrote', () => {
   it('reads it as written, writes on, and removes only what is safe', async () => {
     const prefix = await previousReleaseBucket();
     const store = await openS3Store({
-      client: sharedClient(target),
-      bucket: target.bucket,
+      client: sharedClient(server.target),
+      bucket: server.target.bucket,
       prefix,
     });
     const long = await store.load('long-session');
@@ -152,7 +152,7 @@ describe('upgrade from a bucket the previous release wrote', () => {
       more.push(m);
       await store.commit('long-session', { append: [m] });
     }
-    const head = await readHead(raw, store, 'long-session');
+    const head = await readHead(server.raw, store, 'long-session');
     expect(head.state.chain.base).toMatchObject({ folded: true, n: 68 });
     const keys = await generationKeys(store, 'long-session', head.gen);
     expect(keys.filter((k) => k.startsWith('v/'))).toHaveLength(82);
@@ -166,7 +166,7 @@ describe('upgrade from a bucket the previous release wrote', () => {
     const after = await store.load('long-session');
     expect(after.messages).toEqual([...long.messages, ...more]);
     expect(
-      JSON.parse((await readRaw(raw, store, 'sessionkit.json')) ?? '{}').pruneGraceMs,
+      JSON.parse((await readRaw(server.raw, store, 'sessionkit.json')) ?? '{}').pruneGraceMs,
     ).toBeUndefined();
     expect(await store.repair()).toMatchObject({ skippedCorrupt: [], indexEntriesFixed: 0 });
     await store.close();
