@@ -15,11 +15,10 @@ import type { CommitResult } from '../types.js';
  */
 export class OperationLog {
   #slots = new Map<string, number>();
-  /** Per slot: the id, and its result's revision, message count and `updatedAt` (ms). */
+  /** Per slot: the id. */
   #ids: string[] = [];
-  #revisions: number[] = [];
-  #counts: number[] = [];
-  #times: number[] = [];
+  /** Per slot, three numbers: its result's revision, message count and `updatedAt` (ms), side by side so that a record touches one place. */
+  #results: number[] = [];
   /** The slot of the oldest id once the ring is full (0 until then). */
   #oldest = 0;
   readonly #capacity: number;
@@ -62,9 +61,10 @@ export class OperationLog {
     }
     this.#slots.set(operationId, slot);
     this.#ids[slot] = operationId;
-    this.#revisions[slot] = result.revision;
-    this.#counts[slot] = result.messageCount;
-    this.#times[slot] = result.updatedAt.getTime();
+    const at = 3 * slot;
+    this.#results[at] = result.revision;
+    this.#results[at + 1] = result.messageCount;
+    this.#results[at + 2] = result.updatedAt.getTime();
   }
 
   /** The remembered `[operationId, result]` pairs, oldest first (fresh copies). */
@@ -85,10 +85,11 @@ export class OperationLog {
   }
 
   #resultAt(slot: number): CommitResult {
+    const at = 3 * slot;
     return {
-      revision: this.#revisions[slot] as number,
-      messageCount: this.#counts[slot] as number,
-      updatedAt: new Date(this.#times[slot] as number),
+      revision: this.#results[at] as number,
+      messageCount: this.#results[at + 1] as number,
+      updatedAt: new Date(this.#results[at + 2] as number),
     };
   }
 
@@ -96,9 +97,7 @@ export class OperationLog {
   #reset(entries: [string, CommitResult][]): void {
     this.#slots.clear();
     this.#ids = [];
-    this.#revisions = [];
-    this.#counts = [];
-    this.#times = [];
+    this.#results = [];
     this.#oldest = 0;
     for (const [id, r] of entries) this.record(id, r);
   }
