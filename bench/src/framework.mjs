@@ -8,6 +8,7 @@
 //     `operationId`, interleaved turn by turn so that drift hits both alike.
 //   --quick        smaller histories and fewer pops (about a minute)
 //   --only a,b     only these backends
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { isSessionKitError } from '@sessionkit/core';
 import { BACKENDS } from './backends/index.mjs';
@@ -81,8 +82,9 @@ async function operationIdCost(store) {
   let turn = 0;
   const commitOne = async (session, withId) => {
     // The input is built before the clock starts: the store's commit is what is timed.
+    // The id is what frameworks send (the OpenAI Agents SDK: a random UUID).
     const input = { expectedRevision: session.revision, append: turnMessages(turn) };
-    if (withId) input.operationId = `bench-turn-${turn}`;
+    if (withId) input.operationId = randomUUID();
     const started = performance.now();
     ({ revision: session.revision } = await store.commit(session.id, input));
     turn++;

@@ -148,7 +148,54 @@ describe('OperationLog', () => {
       ['b', 4],
       ['e', 5],
     ]);
-    expect(log.size).toBe(3);
+    expect(log.find('b')?.revision).toBe(4);
+    expect(log.find('c')).toBeUndefined();
+  });
+
+  it('an id recorded over and over keeps its newest result through a rebuild of its map', () => {
+    // Capacity 3: the map is rebuilt from the ring at the last record, when the ring holds
+    // g and d twice and the older d's slot is about to be taken: d must stay found (a
+    // rebuild in the order of a ring already moved on mapped d to that slot and lost it).
+    const log = new OperationLog(3);
+    const result = (revision: number) => ({ revision, messageCount: 1, updatedAt: new Date(1) });
+    for (const [i, id] of [...'fghbeaefddddgf'].entries()) log.record(id, result(i));
+    expect(['d', 'g', 'f', 'e'].map((id) => log.find(id)?.revision)).toEqual([
+      11,
+      12,
+      13,
+      undefined,
+    ]);
+    expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual([
+      ['d', 11],
+      ['g', 12],
+      ['f', 13],
+    ]);
+  });
+
+  it('answers as the last capacity records do, ids recorded twice included (random runs)', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let run = 0; run < 300; run++) {
+      const capacity = 1 + random(4);
+      const log = new OperationLog(capacity);
+      const records: [string, number][] = [];
+      for (let i = 0; i < 40; i++) {
+        // Few distinct ids, so that ids come back while remembered and after forgotten.
+        const id = `op-${random(2 + (run % 7))}`;
+        log.record(id, { revision: i, messageCount: 1, updatedAt: new Date(i) });
+        records.push([id, i]);
+        const last = records.slice(-capacity);
+        for (let k = 0; k < 8; k++) {
+          const newest = last.filter(([r]) => r === `op-${k}`).pop();
+          expect(log.find(`op-${k}`)?.revision).toBe(newest?.[1]);
+        }
+        const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
+        expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
+      }
+    }
   });
 
   it('with capacity 0 remembers nothing', () => {

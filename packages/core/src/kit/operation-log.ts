@@ -28,7 +28,7 @@ export class OperationLog {
     this.#capacity = capacity;
   }
 
-  /** How many ids are remembered. */
+  /** How many ids are remembered (an id recorded twice while remembered counts twice). */
   get size(): number {
     return this.#ids.length;
   }
@@ -46,19 +46,16 @@ export class OperationLog {
    */
   record(operationId: string | undefined, result: CommitResult): void {
     if (operationId === undefined || this.#capacity < 1) return;
-    if (this.#slotOf(operationId) !== undefined) {
-      // Not on a commit's path (a recorded id is replayed, not recorded again); a log
-      // rebuilt from records naming one id twice: the later one becomes the newest.
-      this.#reset(this.entries().filter(([id]) => id !== operationId));
-    }
+    // Rebuilt before the oldest slot is taken: the ring's order still starts at it.
+    if (this.#slots.size >= 2 * this.#capacity) this.#slots = this.#liveSlots();
     let slot = this.#ids.length;
     if (slot >= this.#capacity) {
       slot = this.#oldest;
       this.#oldest = (slot + 1) % this.#capacity;
     }
-    if (this.#slots.size >= 2 * this.#capacity) {
-      this.#slots = new Map(this.#ids.map((id, at) => [id, at]));
-    }
+    // No lookup first: on a commit's path the id was just looked up (`find`) and is new. An
+    // id recorded again while remembered (a log rebuilt from records naming it twice)
+    // moves to the newest slot; its older slot is then stale, skipped by `entries`.
     this.#slots.set(operationId, slot);
     this.#ids[slot] = operationId;
     const at = 3 * slot;
@@ -70,12 +67,24 @@ export class OperationLog {
   /** The remembered `[operationId, result]` pairs, oldest first (fresh copies). */
   entries(): [string, CommitResult][] {
     const out: [string, CommitResult][] = [];
-    const n = this.#ids.length;
-    for (let i = 0; i < n; i++) {
-      const slot = (this.#oldest + i) % n;
-      out.push([this.#ids[slot] as string, this.#resultAt(slot)]);
+    for (const slot of this.#slotsOldestFirst()) {
+      const id = this.#ids[slot] as string;
+      if (this.#slots.get(id) === slot) out.push([id, this.#resultAt(slot)]);
     }
     return out;
+  }
+
+  /** The ring's slots, oldest first. */
+  *#slotsOldestFirst(): Generator<number> {
+    const n = this.#ids.length;
+    for (let i = 0; i < n; i++) yield (this.#oldest + i) % n;
+  }
+
+  /** A map of the ids in the ring only, each to its newest slot. */
+  #liveSlots(): Map<string, number> {
+    const slots = new Map<string, number>();
+    for (const slot of this.#slotsOldestFirst()) slots.set(this.#ids[slot] as string, slot);
+    return slots;
   }
 
   /** The slot holding `operationId` now, `undefined` when it is not remembered. */
@@ -91,15 +100,6 @@ export class OperationLog {
       messageCount: this.#results[at + 1] as number,
       updatedAt: new Date(this.#results[at + 2] as number),
     };
-  }
-
-  /** The log holding exactly `entries`, oldest first. */
-  #reset(entries: [string, CommitResult][]): void {
-    this.#slots.clear();
-    this.#ids = [];
-    this.#results = [];
-    this.#oldest = 0;
-    for (const [id, r] of entries) this.record(id, r);
   }
 }
 
