@@ -46,12 +46,12 @@ export async function ensureTrigram(client: PoolClient, schema: string): Promise
     if (extSchema === undefined) return false;
   }
   const s = quoteIdent(schema);
-  // Words rows are inserted by the search indexer only, off the turn, and hold only the
-  // words new to their block (a few per turn): inserted into the tree directly
-  // (`fastupdate` off, as migration 9 sets an existing index). A pending list left the
-  // pages of every merge in the file until a VACUUM: a third of a small store's index.
+  // Words rows are inserted by the search indexer only, in batches, off the turn: a 64 kB
+  // pending list (the minimum) still merges them in bulk (few distinct trigrams, many rows
+  // each), and a larger one would be most of a small store's index; the pages a merge
+  // frees are reused.
   await client.query(
-    `CREATE INDEX IF NOT EXISTS search_words_trgm ON ${s}.search_words USING gin (words ${quoteIdent(extSchema)}.gin_trgm_ops) WITH (fastupdate = off)`,
+    `CREATE INDEX IF NOT EXISTS search_words_trgm ON ${s}.search_words USING gin (words ${quoteIdent(extSchema)}.gin_trgm_ops) WITH (gin_pending_list_limit = 64)`,
   );
   return true;
 }
