@@ -8,6 +8,7 @@ import { migration005 } from './005-deferred-search-index.js';
 import { migration006 } from './006-search-blocks.js';
 import { migration007 } from './007-root-count.js';
 import { migration008 } from './008-operations-truncate.js';
+import { migration009 } from './009-search-storage.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration006,
   migration007,
   migration008,
+  migration009,
 ];
 
 /** The newest schema version this package knows. */
