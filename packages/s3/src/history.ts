@@ -13,7 +13,7 @@ import {
 import { errors, isMissing, missing } from './errors.js';
 import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
 import type { ObjectIO } from './objects.js';
-import { readSearchTextObject, writeSearchTextObject } from './search-text.js';
+import { encodeSearchTexts, readSearchTextObject, writeSearchTextObject } from './search-text.js';
 import { type Current, probePast, readCurrent, readHead } from './session-log.js';
 import { writeWitness } from './superseded.js';
 
@@ -189,8 +189,11 @@ export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> 
   }
   // Recomputed from the messages just read: no GET of 33 text objects.
   const doing = `folding session "${id}"`;
+  // The text is compressed (off the event loop) while the snapshot is on its way.
+  const texts = encodeSearchTexts(searchTextsOf(messages));
+  texts.catch(() => {}); // awaited below, unless the snapshot's PUT failed
   await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
-  await writeSearchTextObject(io, foldTextKey(id, gen, n), searchTextsOf(messages), doing);
+  await writeSearchTextObject(io, foldTextKey(id, gen, n), await texts, doing);
   if (await pointHeadAtFold(io, current)) await writeWitness(io, id, gen, n);
 }
 
