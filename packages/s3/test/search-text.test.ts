@@ -19,6 +19,14 @@ describe('search-text objects', () => {
     }
   });
 
+  it('read back a fold-sized text (over 1 MB, compressed at a lower quality)', async () => {
+    const texts = Array.from({ length: 1200 }, (_, i) =>
+      `${i} `.repeat(1 + (i % 7)).padEnd(1000, 'xyz'),
+    );
+    expect(JSON.stringify(texts).length).toBeGreaterThan(1 << 20);
+    expect(await decodeSearchTexts(await encodeSearchTexts(texts))).toEqual(texts);
+  });
+
   it('are smaller than the JSON of repetitive text', async () => {
     const texts = Array.from({ length: 100 }, (_, i) => `turn ${i} ${'lorem ipsum '.repeat(80)}`);
     const json = JSON.stringify({ format: 2, texts }).length;
