@@ -117,10 +117,10 @@ export class ObjectIO {
   }
 
   /**
-   * Writes `text` at `key` (a string as UTF-8 JSON, bytes as they are), under `condition` when given (`If-None-Match: *` or
-   * `If-Match: etag`). `abortAfterMs` abandons the request after that long (it then may or
-   * may not have landed: `unavailable`). Throws `unavailable` when the server cannot be
-   * reached.
+   * Writes `text` at `key` (a string as UTF-8 JSON, bytes as they are), under `condition`
+   * when given (`If-None-Match: *` or `If-Match: etag`). `abortAfterMs` abandons the
+   * request after that long (it then may or may not have landed: `unavailable`). Throws
+   * `unavailable` when the server cannot be reached.
    */
   async put(
     key: string,

@@ -103,7 +103,7 @@ describe('superseded objects are removed after folds', () => {
     let commits = 0;
     let removed = false;
     const write = async (w: S3Store, who: number) => {
-      for (let k = 0; !done && commits < 200; k++) {
+      for (let k = 0; !done && commits < 400; k++) {
         await w.commit(s.id, { append: [msg(`w${who} turn ${k} lemur`)] });
         commits++;
         if (commits % 20 === 0 && !removed) {
