@@ -1,4 +1,4 @@
-// The JSON records the store writes (versions, heads, index entries, search text) and how
+// The JSON records the store writes (versions, heads, index entries) and how
 // they are read back: every read is checked, and a record that does not check out is
 // `corrupt`.
 import type { CommitResult } from '@sessionkit/core';
@@ -285,29 +285,6 @@ export function entryFromJson(raw: unknown, id: string): IndexEntry | undefined 
       n: e.n as number,
       chain: state.chain,
     };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The format of search-text objects: one lower-cased text per message (`searchTextsOf`). */
-export const TEXT_FORMAT = 2;
-
-/** A search-text object's contents. */
-export function textsToText(texts: string[]): string {
-  return JSON.stringify({ format: TEXT_FORMAT, texts });
-}
-
-/**
- * The per-message texts of a search-text object, or `undefined` when it must be rebuilt
- * from the messages: unreadable, or of format 1 (one string for all of a version's
- * messages, written by the previous release with its narrower reading of message text).
- */
-export function textsFromText(text: string): string[] | undefined {
-  try {
-    const raw = JSON.parse(text) as { format?: unknown; texts?: unknown };
-    if (raw.format !== TEXT_FORMAT || !Array.isArray(raw.texts)) return undefined;
-    return raw.texts.every((t) => typeof t === 'string') ? (raw.texts as string[]) : undefined;
   } catch {
     return undefined;
   }

@@ -8,13 +8,12 @@ import {
   headToText,
   parseJson,
   type State,
-  textsFromText,
-  textsToText,
   versionFromText,
 } from './codec.js';
 import { errors, isMissing, missing } from './errors.js';
 import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
 import type { ObjectIO } from './objects.js';
+import { encodeSearchTexts, readSearchTextObject, writeSearchTextObject } from './search-text.js';
 import { type Current, probePast, readCurrent, readHead } from './session-log.js';
 import { writeWitness } from './superseded.js';
 
@@ -136,8 +135,7 @@ async function textsOf(
 ): Promise<string[]> {
   const key = folded ? foldTextKey(id, gen, n) : textKey(id, gen, n);
   const doing = `reading the search text of "${id}"`;
-  const got = await io.get(key, doing);
-  const stored = got === undefined ? undefined : textsFromText(got.text);
+  const stored = await readSearchTextObject(io, key, doing);
   if (stored !== undefined && stored.length >= count) return stored.slice(0, count);
   const messages = folded
     ? await baseMessages(io, id, gen, { base: { n, folded, count }, parts: [] })
@@ -148,7 +146,7 @@ async function textsOf(
         return v.messages ?? v.append ?? [];
       })();
   const texts = searchTextsOf(messages);
-  await io.putPlain(key, textsToText(texts), doing);
+  await writeSearchTextObject(io, key, texts, doing);
   return texts.slice(0, count);
 }
 
@@ -191,8 +189,11 @@ export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> 
   }
   // Recomputed from the messages just read: no GET of 33 text objects.
   const doing = `folding session "${id}"`;
+  // The text is compressed (off the event loop) while the snapshot is on its way.
+  const texts = encodeSearchTexts(searchTextsOf(messages));
+  texts.catch(() => {}); // awaited below, unless the snapshot's PUT failed
   await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
-  await io.putPlain(foldTextKey(id, gen, n), textsToText(searchTextsOf(messages)), doing);
+  await writeSearchTextObject(io, foldTextKey(id, gen, n), await texts, doing);
   if (await pointHeadAtFold(io, current)) await writeWitness(io, id, gen, n);
 }
 

@@ -47,6 +47,18 @@ export interface RequestStats {
   putBytes: number;
 }
 
+/** What the store reads of a GET's body. */
+interface ResponseBody {
+  transformToString(encoding: string): Promise<string>;
+  transformToByteArray(): Promise<Uint8Array>;
+}
+
+/** A missing body read as empty. */
+const EMPTY_BODY: ResponseBody = {
+  transformToString: async () => '',
+  transformToByteArray: async () => new Uint8Array(0),
+};
+
 /** The bucket and key prefix the store keeps its objects under, with counted requests. */
 export class ObjectIO {
   readonly stats: RequestStats = {
@@ -67,13 +79,30 @@ export class ObjectIO {
 
   /** The object's text and ETag, or undefined when there is none. Throws `unavailable`. */
   async get(key: string, doing: string): Promise<StoredObject | undefined> {
+    const got = await this.#send(key, doing, (body) => body.transformToString('utf-8'));
+    return got && { text: got.body, etag: got.etag };
+  }
+
+  /**
+   * The object's bytes, or undefined when there is none (search-text objects, which may be
+   * compressed). Throws `unavailable`.
+   */
+  async getBytes(key: string, doing: string): Promise<Uint8Array | undefined> {
+    return (await this.#send(key, doing, (body) => body.transformToByteArray()))?.body;
+  }
+
+  /** A GET of `key`, its body read by `read`; undefined when there is no object. */
+  async #send<T>(
+    key: string,
+    doing: string,
+    read: (body: ResponseBody) => Promise<T>,
+  ): Promise<{ body: T; etag: string } | undefined> {
     this.stats.get++;
     try {
       const out = await this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
       );
-      const text = (await out.Body?.transformToString('utf-8')) ?? '';
-      return { text, etag: out.ETag ?? '' };
+      return { body: await read(out.Body ?? EMPTY_BODY), etag: out.ETag ?? '' };
     } catch (e) {
       if (httpStatusOf(e) === 404 && s3CodeOf(e) !== 'NoSuchBucket') return undefined;
       throw wrapS3Error(e, doing);
@@ -88,21 +117,24 @@ export class ObjectIO {
   }
 
   /**
-   * Writes `text` at `key`, under `condition` when given (`If-None-Match: *` or
-   * `If-Match: etag`). `abortAfterMs` abandons the request after that long (it then may or
-   * may not have landed: `unavailable`). Throws `unavailable` when the server cannot be
-   * reached.
+   * Writes `text` at `key` (a string as UTF-8 JSON, bytes as they are), under `condition`
+   * when given (`If-None-Match: *` or `If-Match: etag`). `abortAfterMs` abandons the
+   * request after that long (it then may or may not have landed: `unavailable`). Throws
+   * `unavailable` when the server cannot be reached.
    */
   async put(
     key: string,
-    text: string,
+    text: string | Uint8Array,
     condition: WriteCondition,
     doing: string,
     abortAfterMs?: number,
   ): Promise<WriteOutcome> {
     this.stats.put++;
     // A Buffer: its length is known, so the SDK sends it in one piece.
-    const body = Buffer.from(text, 'utf8');
+    const body =
+      typeof text === 'string'
+        ? Buffer.from(text, 'utf8')
+        : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
     this.stats.putBytes += body.length;
     try {
       const out = await this.client.send(
@@ -110,7 +142,7 @@ export class ObjectIO {
           Bucket: this.bucket,
           Key: this.prefix + key,
           Body: body,
-          ContentType: 'application/json',
+          ContentType: typeof text === 'string' ? 'application/json' : 'application/octet-stream',
           ...(condition && 'ifAbsent' in condition ? { IfNoneMatch: '*' } : {}),
           ...(condition && 'ifMatch' in condition ? { IfMatch: condition.ifMatch } : {}),
         }),
@@ -131,7 +163,7 @@ export class ObjectIO {
   }
 
   /** Writes `text` at `key` unconditionally. */
-  async putPlain(key: string, text: string, doing: string): Promise<string> {
+  async putPlain(key: string, text: string | Uint8Array, doing: string): Promise<string> {
     const out = await this.put(key, text, undefined, doing);
     if (!out.written) throw errors.unavailable(`${doing}: write refused`);
     return out.etag;

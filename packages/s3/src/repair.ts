@@ -3,18 +3,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isSessionKitError, type RepairReport } from '@sessionkit/core';
 import { searchTextsOf } from '@sessionkit/core/adapter';
-import {
-  type Chain,
-  entryOf,
-  entryToJson,
-  type IndexEntry,
-  textsFromText,
-  textsToText,
-} from './codec.js';
+import { type Chain, entryOf, entryToJson, type IndexEntry } from './codec.js';
 import type { StoreContext } from './context.js';
 import { isMissing } from './errors.js';
 import { readAllMessages, retryMissing } from './history.js';
 import { foldTextKey, SESSIONS_PREFIX, shardOf, textKey } from './keys.js';
+import { readSearchTextObject, writeSearchTextObject } from './search-text.js';
 import { readCurrent } from './session-log.js';
 
 /** What repair decided for one session. */
@@ -47,12 +41,12 @@ async function fixTexts(
   const doing = `repairing the search text of "${id}"`;
   for (const piece of pieces) {
     const expected = searchTextsOf(messages.slice(piece.from, piece.to));
-    const got = await ctx.io.get(piece.key, doing);
     // A piece cut by a truncation holds more texts than the chain takes: compare those.
-    const stored = got === undefined ? undefined : textsFromText(got.text);
+    // An uncompressed text of an earlier release that matches is kept: it reads as well.
+    const stored = await readSearchTextObject(ctx.io, piece.key, doing);
     const taken = stored?.slice(0, expected.length);
     if (taken !== undefined && isDeepStrictEqual(taken, expected)) continue;
-    await ctx.io.putPlain(piece.key, textsToText(expected), doing);
+    await writeSearchTextObject(ctx.io, piece.key, expected, doing);
     fixed++;
   }
   return fixed;

@@ -8,7 +8,6 @@ import {
   headFromText,
   headToText,
   type State,
-  textsToText,
   type VersionRecord,
   versionFromText,
   versionToText,
@@ -17,6 +16,7 @@ import {
 import { errors } from './errors.js';
 import { headKey, textKey, versionKey } from './keys.js';
 import type { ObjectIO } from './objects.js';
+import { encodeSearchTexts, writeSearchTextObject } from './search-text.js';
 
 /** A session's newest version as read now. */
 export interface Current {
@@ -176,13 +176,17 @@ export async function writeNext(
   const doing = `writing session "${current.id}"`;
   const version = versionKey(current.id, current.gen, n);
   const text = versionToText(record);
+  // Compressed (off the event loop) while the version is on its way: not on the path.
+  const texts = next.texts === undefined ? undefined : encodeSearchTexts(next.texts);
+  texts?.catch(() => {}); // awaited below, only if the version landed
   const out = await io.put(version, text, { ifAbsent: true }, doing, abortAfterMs);
   if (!out.written) return 'lost';
-  const texts = next.texts;
   const textKeyOfN = textKey(current.id, current.gen, n);
   const operations = withOperation(current.operations, next.operationId, next.state);
   const [, head] = await Promise.all([
-    texts === undefined ? undefined : io.putPlain(textKeyOfN, textsToText(texts), doing),
+    texts === undefined
+      ? undefined
+      : texts.then((bytes) => writeSearchTextObject(io, textKeyOfN, bytes, doing)),
     advanceHead(io, { ...current, n, state: next.state, tombstone: record.tombstone, operations }),
     alongside(),
   ]);

@@ -10,18 +10,12 @@ import {
   type SessionState,
   throwIfAborted,
 } from '@sessionkit/core/adapter';
-import {
-  entryOf,
-  headToText,
-  type State,
-  textsToText,
-  versionToText,
-  withOperation,
-} from './codec.js';
+import { entryOf, headToText, type State, versionToText, withOperation } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors, isMissing } from './errors.js';
 import { baseChain, foldIfLong } from './history.js';
 import { generationPrefix, headKey, textKey, versionKey } from './keys.js';
+import { writeSearchTextObject } from './search-text.js';
 import {
   type Current,
   type NextVersion,
@@ -203,7 +197,7 @@ export async function createSession(
       const version = versionToText({ n: 1, state, tombstone: false, messages });
       await Promise.all([
         ctx.io.putPlain(versionKey(id, gen, 1), version, doing),
-        ctx.io.putPlain(textKey(id, gen, 1), textsToText(texts), doing),
+        writeSearchTextObject(ctx.io, textKey(id, gen, 1), texts, doing),
       ]);
       const head = headToText({
         gen,

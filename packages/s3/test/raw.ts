@@ -26,6 +26,24 @@ export async function readRaw(
   }
 }
 
+/** The bytes of a store object, or undefined (search-text objects are compressed). */
+export async function readRawBytes(
+  client: S3Client,
+  store: S3Store,
+  key: string,
+): Promise<Uint8Array | undefined> {
+  try {
+    const out = await client.send(
+      new GetObjectCommand({ Bucket: store.bucket, Key: store.prefix + key }),
+    );
+    return await out.Body?.transformToByteArray();
+  } catch (e) {
+    if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404)
+      return undefined;
+    throw e;
+  }
+}
+
 /** Overwrites a store object unconditionally. */
 export async function writeRaw(
   client: S3Client,
@@ -66,4 +84,5 @@ export async function readHead(client: S3Client, store: S3Store, id: string): Pr
 const pad = (n: number) => String(n).padStart(12, '0');
 export const versionKey = (id: string, gen: string, n: number) => `s/${id}/g/${gen}/v/${pad(n)}`;
 export const textKey = (id: string, gen: string, n: number) => `s/${id}/g/${gen}/t/${pad(n)}`;
+export const foldTextKey = (id: string, gen: string, n: number) => `s/${id}/g/${gen}/ft/${pad(n)}`;
 export const foldKey = (id: string, gen: string, n: number) => `s/${id}/g/${gen}/f/${pad(n)}`;

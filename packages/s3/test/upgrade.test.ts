@@ -8,10 +8,21 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { type Message, newSessionId } from '@sessionkit/core';
 import { describe, expect, it } from 'vitest';
 import { openS3Store, type S3Store } from '../src/index.js';
+import { decodeSearchTexts } from '../src/search-text.js';
 import { freshPrefix, sharedClient, storeOn, useTarget } from './harness.js';
-import { readHead, readRaw, textKey, writeRaw } from './raw.js';
+import { foldTextKey, readHead, readRaw, readRawBytes, textKey, writeRaw } from './raw.js';
 
 const server = useTarget();
+
+/** A search-text object as stored: compressed (format 3) or not, and the texts it holds. */
+async function storedTexts(store: S3Store, key: string) {
+  const bytes = await readRawBytes(server.raw, store, key);
+  if (bytes === undefined) return undefined;
+  const compressed = Buffer.from(bytes).subarray(0, 12).toString('latin1') === 'sktext:3:br\n';
+  return { compressed, texts: await decodeSearchTexts(bytes) };
+}
+
+const idsOf = (summaries: Array<{ id: string }>) => summaries.map((s) => s.id).sort();
 
 /** A UIMessage: its text is only in `parts`. */
 const ui = (text: string) =>
@@ -42,10 +53,10 @@ describe('upgrade from the previous release', () => {
     const id = await previousReleaseSession(store, 'Marmalade from parts');
     expect((await store.list({ query: 'marmalade' })).map((s) => s.id)).toEqual([id]);
     const head = await readHead(server.raw, store, id);
-    const rebuilt = JSON.parse(
-      (await readRaw(server.raw, store, textKey(id, head.gen, 1))) ?? '{}',
-    );
-    expect(rebuilt).toEqual({ format: 2, texts: ['marmalade from parts'] });
+    expect(await storedTexts(store, textKey(id, head.gen, 1))).toEqual({
+      compressed: true,
+      texts: ['marmalade from parts'],
+    });
     await store.close();
   });
 
@@ -60,8 +71,9 @@ describe('upgrade from the previous release', () => {
     expect(report.indexEntriesFixed).toBe(2);
     for (const id of ids) {
       const head = await readHead(server.raw, store, id);
-      const text = JSON.parse((await readRaw(server.raw, store, textKey(id, head.gen, 1))) ?? '{}');
-      expect(text.format).toBe(2);
+      expect(await storedTexts(store, textKey(id, head.gen, 1))).toMatchObject({
+        compressed: true,
+      });
     }
     // Nothing left to rebuild: a query reads no message body.
     const before = store.stats.bodyReads;
@@ -85,14 +97,14 @@ describe('upgrade from the previous release', () => {
 });
 
 /**
- * The objects of a bucket the previous release wrote (test/fixtures/release-1.json, made
- * with that release): "long-session", 41 commits (a fold at version 33, operation ids
- * op-10 … op-40) then a truncation to 38 messages and one more; "short-session", two
- * versions and a rename. Its descriptor names no prune grace.
+ * The objects of a bucket an earlier release wrote, uploaded under a fresh prefix.
+ * `release-1.json` (made with the release before pruning): "long-session", 41 commits (a
+ * fold at version 33, operation ids op-10 … op-40) then a truncation to 38 messages and one
+ * more; "short-session", two versions and a rename. Its descriptor names no prune grace.
  */
-async function previousReleaseBucket(): Promise<string> {
+async function previousReleaseBucket(fixtureName = 'release-1.json'): Promise<string> {
   const fixture = JSON.parse(
-    readFileSync(new URL('./fixtures/release-1.json', import.meta.url), 'utf8'),
+    readFileSync(new URL(`./fixtures/${fixtureName}`, import.meta.url), 'utf8'),
   ) as { objects: Record<string, string> };
   const prefix = freshPrefix(server.target);
   for (const [key, text] of Object.entries(fixture.objects)) {
@@ -168,6 +180,97 @@ describe('upgrade from a bucket the previous release wrote', () => {
     expect(
       JSON.parse((await readRaw(server.raw, store, 'sessionkit.json')) ?? '{}').pruneGraceMs,
     ).toBeUndefined();
+    expect(await store.repair()).toMatchObject({ skippedCorrupt: [], indexEntriesFixed: 0 });
+    await store.close();
+  });
+});
+
+describe('search text written before it was compressed', () => {
+  it('is read as it is, not rebuilt, and repair keeps it', async () => {
+    const store = await storeOn(server.target);
+    const s = await store.create({ id: newSessionId(), title: 'x', messages: [ui('Elderberry')] });
+    await store.commit(s.id, { append: [ui('Rowan berry')] });
+    // Its text objects as the previous code wrote them: uncompressed JSON, format 2.
+    const head = await readHead(server.raw, store, s.id);
+    await writeRaw(
+      server.raw,
+      store,
+      textKey(s.id, head.gen, 1),
+      '{"format":2,"texts":["elderberry"]}',
+    );
+    await writeRaw(
+      server.raw,
+      store,
+      textKey(s.id, head.gen, 2),
+      '{"format":2,"texts":["rowan berry"]}',
+    );
+    const before = store.stats.bodyReads;
+    expect(idsOf(await store.list({ query: 'rowan' }))).toEqual([s.id]);
+    expect(idsOf(await store.list({ query: 'elderberry' }))).toEqual([s.id]);
+    expect(await store.list({ query: 'juniper' })).toEqual([]);
+    expect(store.stats.bodyReads).toBe(before);
+    expect(await store.repair()).toMatchObject({ skippedCorrupt: [], indexEntriesFixed: 0 });
+    expect(await storedTexts(store, textKey(s.id, head.gen, 2))).toEqual({
+      compressed: false,
+      texts: ['rowan berry'],
+    });
+    await store.close();
+  });
+
+  it('a bucket of that release (release-2.json) is searched as it is, then written on', async () => {
+    // release-2.json, made with the release before compressed search text (grace 1 s):
+    // "long-session", created then 40 commits (a fold at 33; its texts ft/33 and t/34 … 41
+    // uncompressed); "short-session", two versions and a rename.
+    const prefix = await previousReleaseBucket('release-2.json');
+    const client = sharedClient(server.target);
+    const store = await openS3Store({ client, bucket: server.target.bucket, prefix });
+    const turn = (t: number) => ({
+      role: 'assistant',
+      content: `Turn ${t} answer about Persimmons, ünïcode ${t % 3 === 0 ? 'Tamarind' : 'plain'}`,
+    });
+    const old = [
+      { role: 'user', content: 'Turn 0 question about Persimmons' },
+      ...Array.from({ length: 40 }, (_, i) => turn(i + 1)),
+    ];
+    expect((await store.load('long-session')).messages).toEqual(old);
+    const before = store.stats.bodyReads;
+    const found = async (query: string) => idsOf(await store.list({ query }));
+    expect(await found('persimmons')).toEqual(['long-session']);
+    expect(await found('tamarind')).toEqual(['long-session']);
+    expect(await found('turn 40 answer')).toEqual(['long-session']);
+    expect(await found('turn 41')).toEqual([]);
+    expect(await found('loquat')).toEqual(['short-session']);
+    expect(await found('ÜNÏCODE')).toEqual(['long-session']);
+    expect(store.stats.bodyReads).toBe(before);
+    const { gen } = await readHead(server.raw, store, 'long-session');
+    expect(await storedTexts(store, foldTextKey('long-session', gen, 33))).toMatchObject({
+      compressed: false,
+    });
+
+    // On through the next fold (version 65) and the removal after it (version 66).
+    const fresh = Array.from({ length: 25 }, (_, i) => ui(`Fresh ${i} medlar`));
+    for (const m of fresh) await store.commit('long-session', { append: [m] });
+    const head = await readHead(server.raw, store, 'long-session');
+    expect(head.state.chain.base).toMatchObject({ folded: true, n: 65 });
+    const fold = await storedTexts(store, foldTextKey('long-session', gen, 65));
+    expect(fold?.compressed).toBe(true);
+    expect(fold?.texts?.slice(0, 2)).toEqual([
+      'turn 0 question about persimmons',
+      old[1]?.content.toLowerCase(),
+    ]);
+    expect(await storedTexts(store, textKey('long-session', gen, 66))).toEqual({
+      compressed: true,
+      texts: ['fresh 24 medlar'],
+    });
+    // The uncompressed texts went with what the fold superseded.
+    expect(await storedTexts(store, foldTextKey('long-session', gen, 33))).toBeUndefined();
+    expect(await storedTexts(store, textKey('long-session', gen, 41))).toBeUndefined();
+    expect((await store.load('long-session')).messages).toEqual([...old, ...fresh]);
+    const after = store.stats.bodyReads;
+    expect(await found('persimmons')).toEqual(['long-session']);
+    expect(await found('fresh 3 medlar')).toEqual(['long-session']);
+    expect(await found('fresh 25')).toEqual([]);
+    expect(store.stats.bodyReads).toBe(after);
     expect(await store.repair()).toMatchObject({ skippedCorrupt: [], indexEntriesFixed: 0 });
     await store.close();
   });
