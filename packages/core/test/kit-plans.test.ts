@@ -152,10 +152,9 @@ describe('OperationLog', () => {
     expect(log.find('c')).toBeUndefined();
   });
 
-  it('an id recorded over and over keeps its newest result through a rebuild of its map', () => {
-    // Capacity 3: the map is rebuilt from the ring at the last record, when the ring holds
-    // g and d twice and the older d's slot is about to be taken: d must stay found (a
-    // rebuild in the order of a ring already moved on mapped d to that slot and lost it).
+  it('an id recorded over and over keeps its newest result as its older slots are taken', () => {
+    // Capacity 3: at the last record the ring holds g and d twice and the older d's slot is
+    // about to be taken: d must stay found (forgetting that slot's id must not forget d).
     const log = new OperationLog(3);
     const result = (revision: number) => ({ revision, messageCount: 1, updatedAt: new Date(1) });
     for (const [i, id] of [...'fghbeaefddddgf'].entries()) log.record(id, result(i));
@@ -195,6 +194,35 @@ describe('OperationLog', () => {
         const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
         expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
       }
+    }
+  });
+
+  it('finds exactly the newest records among many ids, through long probe runs and wraps (random runs)', () => {
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let run = 0; run < 60; run++) {
+      const capacity = 1 + random(48);
+      const pool = capacity + 1 + random(2 * capacity);
+      const log = new OperationLog(capacity);
+      const records: [string, number][] = [];
+      for (let i = 0; i < 10 * capacity + 20; i++) {
+        const id = `id-${random(pool)}`;
+        log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+        records.push([id, i + 1]);
+        if (i % 7 !== 0) continue;
+        const last = records.slice(-capacity);
+        for (let k = 0; k < pool; k++) {
+          const newest = last.filter(([r]) => r === `id-${k}`).pop();
+          expect(log.find(`id-${k}`)?.revision).toBe(newest?.[1]);
+        }
+      }
+      const last = records.slice(-capacity);
+      const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
+      expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
+      expect(log.size).toBe(Math.min(capacity, records.length));
     }
   });
 

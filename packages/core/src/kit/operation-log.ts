@@ -5,27 +5,40 @@ import type { CommitResult } from '../types.js';
 
 /**
  * The recorded commits of one session by operation id, oldest first; recording one more
- * than `capacity` forgets the oldest. `find` and `record` are O(1) amortized and `record`
- * allocates nothing but the map's entry: the results are numbers in a ring of slots, and
- * a map from id to slot whose entries of forgotten ids are left in place (the slot then
- * names another id) and dropped all at once when the map holds twice the capacity. A
- * `Map` of result objects with a delete per forgotten id cost each commit with an id
- * several microseconds once full: deleting leaves holes V8 walks on later inserts and
- * lookups, and the kept result objects are copied by every young-generation collection.
+ * than `capacity` forgets the oldest. `find` and `record` are O(1) expected (O(capacity)
+ * at worst, a table at most half full) and `record` allocates nothing: the ids and their
+ * results sit in a ring of slots (results as numbers: kept result objects would be copied
+ * by every young-generation collection), found through an open-addressing table of slot
+ * numbers keyed by the id's hash. A `Map` from id to slot cost a commit with an id about
+ * a microsecond more (an entry per id written and deleted in a table the collector walks).
  */
 export class OperationLog {
-  #slots = new Map<string, number>();
   /** Per slot: the id. */
   #ids: string[] = [];
+  /** Per slot: the id's hash. */
+  readonly #hashes: Uint32Array;
   /** Per slot, three numbers: its result's revision, message count and `updatedAt` (ms), side by side so that a record touches one place. */
   #results: number[] = [];
+  /** Per bucket: 1 + the slot whose id hashes there (or was pushed on from there), 0 empty. */
+  readonly #buckets: Int32Array;
+  readonly #mask: number;
+  /** Per log, so that ids chosen to collide in one log collide nowhere else. */
+  readonly #seed = (Math.random() * 0x1_0000_0000) >>> 0;
   /** The slot of the oldest id once the ring is full (0 until then). */
   #oldest = 0;
   readonly #capacity: number;
+  /** The id `find` hashed last, and its hash: a commit records the id it just looked up. */
+  #lastId: string | undefined;
+  #lastHash = 0;
 
   /** A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0 remembers none). */
   constructor(capacity: number = MAX_REMEMBERED_OPERATIONS) {
-    this.#capacity = capacity;
+    this.#capacity = Math.max(0, capacity);
+    let buckets = 4;
+    while (buckets < 2 * this.#capacity) buckets *= 2;
+    this.#buckets = new Int32Array(buckets);
+    this.#mask = buckets - 1;
+    this.#hashes = new Uint32Array(this.#capacity);
   }
 
   /** How many ids are remembered (an id recorded twice while remembered counts twice). */
@@ -35,29 +48,33 @@ export class OperationLog {
 
   /** The result recorded for `operationId` (a fresh copy); `undefined` when none or no id. */
   find(operationId: string | undefined): CommitResult | undefined {
-    if (operationId === undefined) return undefined;
-    const slot = this.#slotOf(operationId);
-    return slot === undefined ? undefined : this.#resultAt(slot);
+    if (operationId === undefined || this.#capacity === 0) return undefined;
+    const hash = this.#hash(operationId);
+    this.#lastId = operationId;
+    this.#lastHash = hash;
+    const bucket = this.#bucketOf(operationId, hash);
+    return bucket < 0 ? undefined : this.#resultAt((this.#buckets[bucket] as number) - 1);
   }
 
   /**
    * Records the result of the commit named `operationId` as the newest, forgetting the
-   * oldest past capacity. A commit without an id (`undefined`) records nothing.
+   * oldest past capacity. A commit without an id (`undefined`) records nothing. An id
+   * recorded again while remembered (a log rebuilt from records naming it twice) moves to
+   * the newest slot; its older slot is then stale, skipped by `entries`.
    */
   record(operationId: string | undefined, result: CommitResult): void {
-    if (operationId === undefined || this.#capacity < 1) return;
-    // Rebuilt before the oldest slot is taken: the ring's order still starts at it.
-    if (this.#slots.size >= 2 * this.#capacity) this.#slots = this.#liveSlots();
+    if (operationId === undefined || this.#capacity === 0) return;
     let slot = this.#ids.length;
     if (slot >= this.#capacity) {
       slot = this.#oldest;
       this.#oldest = (slot + 1) % this.#capacity;
+      this.#forget(slot);
     }
-    // No lookup first: on a commit's path the id was just looked up (`find`) and is new. An
-    // id recorded again while remembered (a log rebuilt from records naming it twice)
-    // moves to the newest slot; its older slot is then stale, skipped by `entries`.
-    this.#slots.set(operationId, slot);
+    const hash = operationId === this.#lastId ? this.#lastHash : this.#hash(operationId);
+    const bucket = this.#bucketOf(operationId, hash);
     this.#ids[slot] = operationId;
+    this.#hashes[slot] = hash;
+    this.#buckets[bucket < 0 ? -1 - bucket : bucket] = slot + 1;
     const at = 3 * slot;
     this.#results[at] = result.revision;
     this.#results[at + 1] = result.messageCount;
@@ -67,30 +84,55 @@ export class OperationLog {
   /** The remembered `[operationId, result]` pairs, oldest first (fresh copies). */
   entries(): [string, CommitResult][] {
     const out: [string, CommitResult][] = [];
-    for (const slot of this.#slotsOldestFirst()) {
-      const id = this.#ids[slot] as string;
-      if (this.#slots.get(id) === slot) out.push([id, this.#resultAt(slot)]);
+    const n = this.#ids.length;
+    for (let i = 0; i < n; i++) {
+      const slot = (this.#oldest + i) % n;
+      if (this.#isLive(slot)) out.push([this.#ids[slot] as string, this.#resultAt(slot)]);
     }
     return out;
   }
 
-  /** The ring's slots, oldest first. */
-  *#slotsOldestFirst(): Generator<number> {
-    const n = this.#ids.length;
-    for (let i = 0; i < n; i++) yield (this.#oldest + i) % n;
+  /** FNV-1a of the id's UTF-16 code units, from the log's seed. */
+  #hash(id: string): number {
+    let hash = this.#seed ^ 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+    return hash >>> 0;
   }
 
-  /** A map of the ids in the ring only, each to its newest slot. */
-  #liveSlots(): Map<string, number> {
-    const slots = new Map<string, number>();
-    for (const slot of this.#slotsOldestFirst()) slots.set(this.#ids[slot] as string, slot);
-    return slots;
+  /** The bucket naming `id`'s slot, or `-1 - b` for the empty bucket `b` where it would go. */
+  #bucketOf(id: string, hash: number): number {
+    for (let bucket = hash & this.#mask; ; bucket = (bucket + 1) & this.#mask) {
+      const entry = this.#buckets[bucket] as number;
+      if (entry === 0) return -1 - bucket;
+      if (this.#hashes[entry - 1] === hash && this.#ids[entry - 1] === id) return bucket;
+    }
   }
 
-  /** The slot holding `operationId` now, `undefined` when it is not remembered. */
-  #slotOf(operationId: string): number | undefined {
-    const slot = this.#slots.get(operationId);
-    return slot !== undefined && this.#ids[slot] === operationId ? slot : undefined;
+  /** Whether `slot` holds the newest record of its id. */
+  #isLive(slot: number): boolean {
+    const bucket = this.#bucketOf(this.#ids[slot] as string, this.#hashes[slot] as number);
+    return bucket >= 0 && this.#buckets[bucket] === slot + 1;
+  }
+
+  /**
+   * Empties the bucket of `slot`'s id unless a newer slot holds the id, shifting back the
+   * entries probed past it (linear probing's deletion, which leaves no tombstones).
+   */
+  #forget(slot: number): void {
+    let hole = this.#bucketOf(this.#ids[slot] as string, this.#hashes[slot] as number);
+    if (hole < 0 || this.#buckets[hole] !== slot + 1) return;
+    const mask = this.#mask;
+    for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
+      const entry = this.#buckets[bucket] as number;
+      if (entry === 0) break;
+      const home = (this.#hashes[entry - 1] as number) & mask;
+      // The entry may move into the hole unless its home lies between the hole and it.
+      if (((bucket - home) & mask) >= ((bucket - hole) & mask)) {
+        this.#buckets[hole] = entry;
+        hole = bucket;
+      }
+    }
+    this.#buckets[hole] = 0;
   }
 
   #resultAt(slot: number): CommitResult {
