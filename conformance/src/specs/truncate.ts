@@ -10,6 +10,7 @@ import {
   inBackground,
   msg,
   race,
+  searchIn,
   tally,
   tick,
   turns,
@@ -181,7 +182,7 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
       folder,
       messages: [msg('user', 'keep the walrus'), msg('assistant', 'drop the narwhal')],
     });
-    const found = async (q: string) => (await store.list({ folder, query: q })).map((x) => x.id);
+    const found = searchIn(store, folder);
     expect(await found('narwhal')).toEqual([s.id]);
     await store.commit(s.id, { truncate: 1, append: [msg('assistant', 'add the dugong')] });
     expect(await found('narwhal')).toEqual([]);
@@ -198,8 +199,7 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
     async (ctx) => {
       const store = ctx.store as C & Brancher;
       const folder = ctx.folder();
-      const found = async (q: string) =>
-        (await store.list({ folder, query: q })).map((x) => x.id).sort();
+      const found = searchIn(store, folder);
       const source = await createSession(ctx, {
         folder,
         messages: [msg('user', 'the civet'), msg('assistant', 'the serval')],
@@ -227,8 +227,7 @@ export const truncateSpec = defineSpec('truncate', 'Committer', (t) => {
     async (ctx) => {
       const store = ctx.store as C & Brancher;
       const folder = ctx.folder();
-      const found = async (q: string) =>
-        (await store.list({ folder, query: q })).map((x) => x.id).sort();
+      const found = searchIn(store, folder);
       const source = await createSession(ctx, {
         folder,
         messages: [msg('user', 'the caracal'), msg('assistant', 'the ocelot')],

@@ -92,6 +92,14 @@ export async function listAll(
   }
 }
 
+/**
+ * A search of `folder`: the ids of the sessions `query` finds there, sorted (one page of the
+ * store's default size, enough for a test's few sessions).
+ */
+export function searchIn(store: Store, folder: string): (query: string) => Promise<string[]> {
+  return async (query) => (await store.list({ folder, query })).map((s) => s.id).sort();
+}
+
 /** Yields to the event loop, so racing writers really interleave. */
 export function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
