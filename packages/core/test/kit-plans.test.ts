@@ -226,6 +226,12 @@ describe('OperationLog', () => {
     }
   });
 
+  it('refuses a capacity that is not a whole number of ids', () => {
+    for (const capacity of [-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new OperationLog(capacity)).toThrow(RangeError);
+    }
+  });
+
   it('with capacity 0 remembers nothing', () => {
     const log = new OperationLog(0);
     log.record('a', { revision: 2, messageCount: 1, updatedAt: new Date(1) });

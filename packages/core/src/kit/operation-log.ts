@@ -31,9 +31,17 @@ export class OperationLog {
   #lastId: string | undefined;
   #lastHash = 0;
 
-  /** A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0 remembers none). */
+  /**
+   * A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0
+   * remembers none). Throws `RangeError` unless `capacity` is an integer from 0 to 2^24.
+   */
   constructor(capacity: number = MAX_REMEMBERED_OPERATIONS) {
-    this.#capacity = Math.max(0, capacity);
+    if (!Number.isInteger(capacity) || capacity < 0 || capacity > 2 ** 24) {
+      throw new RangeError(
+        `OperationLog: capacity must be an integer from 0 to 2^24, got ${capacity}`,
+      );
+    }
+    this.#capacity = capacity;
     let buckets = 4;
     while (buckets < 2 * this.#capacity) buckets *= 2;
     this.#buckets = new Int32Array(buckets);
