@@ -8,6 +8,7 @@
 import type { StoreContext } from './context.js';
 import { blockKey, blockOf, planIndex } from './search-index-plan.js';
 import { pendingTextsOf, readBlockWords, writeIndexPlan } from './search-index-writes.js';
+import { queryOn } from './transaction.js';
 
 /** Pending rows one transaction takes. */
 const TAKE_ROWS = 2000;
@@ -92,7 +93,7 @@ export class SearchIndexer {
     const ctx = this.#ctx;
     const s = ctx.statements.s;
     const done = await ctx.db.tx('search index', async (c) => {
-      const r = await c.query(ctx.statements.search.takePending.text, [TAKE_ROWS]);
+      const r = await queryOn(c, ctx.statements.search.takePending, [TAKE_ROWS]);
       const rows = pendingTextsOf(r.rows.filter((row) => row.owned));
       const unknown = new Map<string, { sessionId: string; epoch: string; block: number }>();
       for (const row of rows) {
