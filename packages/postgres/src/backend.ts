@@ -45,6 +45,8 @@ export class PostgresBackend {
   readonly #ownsPool: boolean;
   readonly #setup: StoreSetupOptions;
   readonly #unguard: () => void;
+  /** A new connection may follow a server crash that undid indexing passes (search-indexer.ts). */
+  readonly #forgetBlocks = (): void => this.indexer.forgetBlocks();
   #migrated: Promise<void> | undefined;
   #ended: Promise<void> | undefined;
 
@@ -80,6 +82,7 @@ export class PostgresBackend {
     this.upkeep = new TableUpkeep(this.ctx);
     this.indexer.onTaken = (taken, wordsRows) => this.upkeep.noteIndexed(taken, wordsRows);
     this.#unguard = guardPool(pool, this.#ownsPool);
+    pool.on('connect', this.#forgetBlocks);
   }
 
   /**
@@ -108,6 +111,7 @@ export class PostgresBackend {
   async close(): Promise<void> {
     this.indexer.close();
     this.upkeep.close();
+    this.#pool.removeListener('connect', this.#forgetBlocks);
     if (!this.#ownsPool) return this.#unguard();
     this.#ended ??= this.#pool
       .end()
