@@ -20,8 +20,11 @@ import {
 import { TableUpkeep } from './table-upkeep.js';
 import { TxRunner } from './transaction.js';
 
-// How long after a write the background indexer moves pending search rows.
-const SEARCH_INDEX_DELAY_MS = 100;
+// How long after a write the background indexer moves pending search rows. A pass costs
+// the server about the same whether it takes 5 rows or 50 (its statements and commit), so
+// the longer a busy store waits, the less indexing costs per turn; search reads what is
+// still pending (exact either way), and half a second of a session's turns is a short read.
+const SEARCH_INDEX_DELAY_MS = 500;
 
 /** Marks the options of a store created by `openPostgresStore`: its `close()` ends the pool. */
 export const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');

@@ -60,7 +60,7 @@ export function searchStatements(s: string, tag: string) {
      * seq order, `SKIP LOCKED`: two indexers never wait on each other or on a writer) and
      * returns them, `owned` telling those still their session's (the others are just gone).
      * Prepared: planning it cost more server time than running it on a pass of a few dozen
-     * rows, and a pass runs every ~100 ms while turns come.
+     * rows, and a pass runs every ~0.5 s while turns come.
      */
     takePending: sql<TakenRow>(
       `WITH t AS (
