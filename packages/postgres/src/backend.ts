@@ -26,6 +26,28 @@ import { TxRunner } from './transaction.js';
 // still pending (exact either way), and half a second of a session's turns is a short read.
 const SEARCH_INDEX_DELAY_MS = 500;
 
+// What each pool's new connections are reported to: one 'connect' listener per pool however
+// many stores share it (a listener per store would pass Node's listener limit at 11 stores).
+const onNewConnection = new WeakMap<Pool, Set<() => void>>();
+
+/** Calls `fn` for every new connection of `pool` until the returned function is called. */
+function onConnect(pool: Pool, fn: () => void): () => void {
+  let callbacks = onNewConnection.get(pool);
+  if (callbacks === undefined) {
+    const set = new Set<() => void>();
+    callbacks = set;
+    onNewConnection.set(pool, set);
+    pool.on('connect', () => {
+      for (const callback of set) callback();
+    });
+  }
+  callbacks.add(fn);
+  const set = callbacks;
+  return () => {
+    set.delete(fn);
+  };
+}
+
 /** Marks the options of a store created by `openPostgresStore`: its `close()` ends the pool. */
 export const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');
 
@@ -48,8 +70,8 @@ export class PostgresBackend {
   readonly #ownsPool: boolean;
   readonly #setup: StoreSetupOptions;
   readonly #unguard: () => void;
-  /** A new connection may follow a server crash that undid indexing passes (search-indexer.ts). */
-  readonly #forgetBlocks = (): void => this.indexer.forgetBlocks();
+  /** Stops telling the indexer of new connections (see the constructor). */
+  readonly #offConnect: () => void;
   #migrated: Promise<void> | undefined;
   #ended: Promise<void> | undefined;
 
@@ -85,7 +107,8 @@ export class PostgresBackend {
     this.upkeep = new TableUpkeep(this.ctx);
     this.indexer.onTaken = (taken, wordsRows) => this.upkeep.noteIndexed(taken, wordsRows);
     this.#unguard = guardPool(pool, this.#ownsPool);
-    pool.on('connect', this.#forgetBlocks);
+    // A new connection may follow a server crash that undid indexing passes (search-indexer.ts).
+    this.#offConnect = onConnect(pool, () => this.indexer.forgetBlocks());
   }
 
   /**
@@ -114,7 +137,7 @@ export class PostgresBackend {
   async close(): Promise<void> {
     this.indexer.close();
     this.upkeep.close();
-    this.#pool.removeListener('connect', this.#forgetBlocks);
+    this.#offConnect();
     if (!this.#ownsPool) return this.#unguard();
     this.#ended ??= this.#pool
       .end()
