@@ -20,8 +20,33 @@ import {
 import { TableUpkeep } from './table-upkeep.js';
 import { TxRunner } from './transaction.js';
 
-// How long after a write the background indexer moves pending search rows.
-const SEARCH_INDEX_DELAY_MS = 100;
+// How long after a write the background indexer moves pending search rows. A pass costs
+// the server about the same whether it takes 5 rows or 50 (its statements and commit), so
+// the longer a busy store waits, the less indexing costs per turn; search reads what is
+// still pending (exact either way), and half a second of a session's turns is a short read.
+const SEARCH_INDEX_DELAY_MS = 500;
+
+// What each pool's new connections are reported to: one 'connect' listener per pool however
+// many stores share it (a listener per store would pass Node's listener limit at 11 stores).
+const onNewConnection = new WeakMap<Pool, Set<() => void>>();
+
+/** Calls `fn` for every new connection of `pool` until the returned function is called. */
+function onConnect(pool: Pool, fn: () => void): () => void {
+  let callbacks = onNewConnection.get(pool);
+  if (callbacks === undefined) {
+    const set = new Set<() => void>();
+    callbacks = set;
+    onNewConnection.set(pool, set);
+    pool.on('connect', () => {
+      for (const callback of set) callback();
+    });
+  }
+  callbacks.add(fn);
+  const set = callbacks;
+  return () => {
+    set.delete(fn);
+  };
+}
 
 /** Marks the options of a store created by `openPostgresStore`: its `close()` ends the pool. */
 export const OWNS_POOL = Symbol('sessionkit.postgres.ownsPool');
@@ -45,6 +70,8 @@ export class PostgresBackend {
   readonly #ownsPool: boolean;
   readonly #setup: StoreSetupOptions;
   readonly #unguard: () => void;
+  /** Stops telling the indexer of new connections (see the constructor). */
+  readonly #offConnect: () => void;
   #migrated: Promise<void> | undefined;
   #ended: Promise<void> | undefined;
 
@@ -80,6 +107,8 @@ export class PostgresBackend {
     this.upkeep = new TableUpkeep(this.ctx);
     this.indexer.onTaken = (taken, wordsRows) => this.upkeep.noteIndexed(taken, wordsRows);
     this.#unguard = guardPool(pool, this.#ownsPool);
+    // A new connection may follow a server crash that undid indexing passes (search-indexer.ts).
+    this.#offConnect = onConnect(pool, () => this.indexer.forgetBlocks());
   }
 
   /**
@@ -108,6 +137,7 @@ export class PostgresBackend {
   async close(): Promise<void> {
     this.indexer.close();
     this.upkeep.close();
+    this.#offConnect();
     if (!this.#ownsPool) return this.#unguard();
     this.#ended ??= this.#pool
       .end()

@@ -8,6 +8,10 @@
 import type { StoreContext } from './context.js';
 import { blockKey, blockOf, planIndex } from './search-index-plan.js';
 import { pendingTextsOf, readBlockWords, writeIndexPlan } from './search-index-writes.js';
+import { queryOn } from './transaction.js';
+
+/** How a pass commits (see `#pass`). */
+const INDEX_PASS_TX = { asyncCommit: true } as const;
 
 /** Pending rows one transaction takes. */
 const TAKE_ROWS = 2000;
@@ -68,6 +72,17 @@ export class SearchIndexer {
   }
 
   /**
+   * Forgets the words it remembers of every block: what it remembers must be in the
+   * database, and a pass's commit does not wait for the disk (`#pass`), so a server crash
+   * may undo a pass whose words it learned. A crash ends every connection: the store calls
+   * this for each new one its pool opens, before any statement runs on it, so no pass after
+   * a crash plans from words the crash took away (it reads them back once instead).
+   */
+  forgetBlocks(): void {
+    this.#blocks.clear();
+  }
+
+  /**
    * Stops scheduling. A pass already running is not awaited: it is one transaction that
    * commits or rolls back on its own (an owned pool's end fails it harmlessly), and
    * waiting could hang `close()` on a connection that never comes.
@@ -87,24 +102,33 @@ export class SearchIndexer {
     }
   }
 
-  /** One transaction: take up to TAKE_ROWS pending rows, write their chunks and new words. */
+  /**
+   * One transaction: take up to TAKE_ROWS pending rows, write their chunks and new words.
+   * Its commit does not wait for the disk (`asyncCommit`): a turn's commit would otherwise
+   * queue behind the pass's WAL flush, and a crash that undoes a pass loses nothing, as its
+   * rows are then pending again (searched, taken by the next pass).
+   */
   async #pass(): Promise<number> {
     const ctx = this.#ctx;
     const s = ctx.statements.s;
-    const done = await ctx.db.tx('search index', async (c) => {
-      const r = await c.query(ctx.statements.search.takePending.text, [TAKE_ROWS]);
-      const rows = pendingTextsOf(r.rows.filter((row) => row.owned));
-      const unknown = new Map<string, { sessionId: string; epoch: string; block: number }>();
-      for (const row of rows) {
-        const block = blockOf(row.seq);
-        const key = blockKey(row.sessionId, row.epoch, block);
-        if (block >= 0 && !this.#blocks.has(key)) unknown.set(key, { ...row, block });
-      }
-      const read = await readBlockWords(c, s, [...unknown.values()]);
-      const plan = planIndex(rows, (key) => this.#blocks.get(key) ?? read.get(key));
-      await writeIndexPlan(c, s, plan);
-      return { taken: r.rows.length, moved: rows.length, read, plan };
-    });
+    const done = await ctx.db.tx(
+      'search index',
+      async (c) => {
+        const r = await queryOn(c, ctx.statements.search.takePending, [TAKE_ROWS]);
+        const rows = pendingTextsOf(r.rows.filter((row) => row.owned));
+        const unknown = new Map<string, { sessionId: string; epoch: string; block: number }>();
+        for (const row of rows) {
+          const block = blockOf(row.seq);
+          const key = blockKey(row.sessionId, row.epoch, block);
+          if (block >= 0 && !this.#blocks.has(key)) unknown.set(key, { ...row, block });
+        }
+        const read = await readBlockWords(c, s, [...unknown.values()]);
+        const plan = planIndex(rows, (key) => this.#blocks.get(key) ?? read.get(key));
+        await writeIndexPlan(c, s, plan);
+        return { taken: r.rows.length, moved: rows.length, read, plan };
+      },
+      INDEX_PASS_TX,
+    );
     // Committed: what the blocks now hold is known.
     for (const [key, words] of done.read) this.#remember(key, words);
     for (const [key, words] of done.plan.learned) {

@@ -124,7 +124,7 @@ export class PostgresStore<M = Message> extends BaseStore<M> implements FullStor
 
   /**
    * Indexes the search text that writes left in `search_pending` now (the store does it by
-   * itself about 100 ms after a write; search is exact either way, this only makes it
+   * itself about half a second after a write; search is exact either way, this only makes it
    * faster). Returns how many pending rows it took; rows another store's indexer holds at
    * that instant are left to it. Throws `unavailable`, `closed`.
    */

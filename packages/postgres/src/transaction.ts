@@ -38,6 +38,21 @@ export interface QueryOptions {
 /** Thrown by `query` for a unique violation when `uniqueLosesRace` is set. */
 export const LOST_TO_UNIQUE: unique symbol = Symbol('sessionkit.postgres.lostToUnique');
 
+/** How `TxRunner.tx` commits. */
+export interface TxOptions {
+  /**
+   * Commit with `synchronous_commit = off`: the COMMIT returns once its record is in the
+   * WAL buffers, and the WAL writer flushes it within ~200 ms (or any later synchronous
+   * commit does, as WAL is flushed in order). A server crash before then undoes the whole
+   * transaction, never part of it, and never a synchronous commit that came after it.
+   * For derived work only (the search indexer's moves: undone, their rows are pending again).
+   */
+  asyncCommit?: boolean | undefined;
+}
+
+/** BEGIN with the transaction's commit not waiting for its WAL flush (one round trip). */
+const BEGIN_ASYNC_COMMIT = 'BEGIN; SET LOCAL synchronous_commit TO off';
+
 /** Runs a statement on `client` (inside the caller's transaction), typed by its `Sql`. */
 export function queryOn<R extends QueryResultRow>(
   client: PoolClient,
@@ -96,8 +111,15 @@ export class TxRunner {
    * Runs `fn` in a transaction on one client; runs it again (from BEGIN) after a deadlock
    * or serialization failure. A `SessionKitError` thrown by `fn` rolls back and passes
    * through; driver errors are wrapped. A client whose connection failed is discarded.
+   * `options.asyncCommit`: the COMMIT does not wait for its WAL to reach the disk (see
+   * `TxOptions`); only for work a crash may undo without losing anything acknowledged.
    */
-  async tx<T>(doing: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  async tx<T>(
+    doing: string,
+    fn: (client: PoolClient) => Promise<T>,
+    options: TxOptions = {},
+  ): Promise<T> {
+    const begin = options.asyncCommit === true ? BEGIN_ASYNC_COMMIT : 'BEGIN';
     return this.#retrying(doing, async () => {
       let borrowed: Awaited<ReturnType<typeof borrowClient>>;
       try {
@@ -107,7 +129,7 @@ export class TxRunner {
       }
       const { client } = borrowed;
       try {
-        await client.query('BEGIN');
+        await client.query(begin);
         const out = await fn(client);
         await client.query('COMMIT');
         return out;

@@ -45,7 +45,7 @@ describe.runIf(available)('search-indexer › pending rows', () => {
       await store.create({ id: 'a', title: 'Alpha' });
       await store.commit('a', { append: [{ role: 'user', content: 'Pending Pelican' }] });
       expect(await ids(store, 'pending pelican')).toEqual(['a']);
-      // Indexed about 100 ms later; wait up to 5 s on a busy machine.
+      // Indexed about 0.5 s later; wait up to 5 s on a busy machine.
       const until = Date.now() + 5000;
       while (Date.now() < until) {
         if ((await count(`SELECT count(*) AS n FROM ${s}.search_pending`)) === 0) break;

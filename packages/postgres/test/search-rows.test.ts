@@ -30,7 +30,7 @@ describe.runIf(available)('search-rows › search never spans two messages', () 
       const seqs = async (sql: string) =>
         (await admin().query(sql)).rows.map((r: { seq: number }) => r.seq);
       // Rows 0, 2 and 3 were written, pending or already moved by the store's own indexer
-      // (it runs about 100 ms after a write: a slow machine may get there first).
+      // (it runs about 0.5 s after a write: a slow machine may get there first).
       const pending = await seqs(`SELECT seq FROM "${schema}".search_pending WHERE seq >= 0`);
       const moved = await seqs(`SELECT first_seq AS seq FROM "${schema}".search_chunks`);
       expect([...pending, ...moved].sort((a, b) => a - b)).toEqual([0, 2, 3]);

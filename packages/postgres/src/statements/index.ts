@@ -50,7 +50,7 @@ export function statementsFor(schema: string): Statements {
     router: routerStatements(s),
     events: eventStatements(s),
     maintenance: maintenanceStatements(s),
-    search: searchStatements(s),
+    search: searchStatements(s, tag),
   };
 }
 

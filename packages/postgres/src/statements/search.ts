@@ -48,8 +48,10 @@ function ownedBy(s: string, r: string, titleColumn?: 'seq' | 'block'): string {
   return `EXISTS (SELECT 1 FROM ${s}.sessions AS x WHERE x.id = ${r}.session_id AND ${cond})`;
 }
 
-/** The search statements of schema `s`. */
-export function searchStatements(s: string) {
+/**
+ * The search statements of schema `s`; `tag` names the prepared ones (unique per schema).
+ */
+export function searchStatements(s: string, tag: string) {
   const sweep = (table: string, titleColumn?: 'seq' | 'block') =>
     deleteSkippingLocked(s, table, `NOT ${ownedBy(s, 'q', titleColumn)}`);
   return {
@@ -57,8 +59,11 @@ export function searchStatements(s: string) {
      * $1 limit: deletes up to $1 pending rows no other transaction holds (in session and
      * seq order, `SKIP LOCKED`: two indexers never wait on each other or on a writer) and
      * returns them, `owned` telling those still their session's (the others are just gone).
+     * Prepared: planning it cost more server time than running it on a pass of a few dozen
+     * rows, and a pass runs every ~0.5 s while turns come.
      */
-    takePending: sql<TakenRow>(`WITH t AS (
+    takePending: sql<TakenRow>(
+      `WITH t AS (
   DELETE FROM ${s}.search_pending AS p WHERE p.ctid = ANY (ARRAY(
     SELECT q.ctid FROM ${s}.search_pending AS q ORDER BY q.session_id, q.seq
     LIMIT $1 FOR UPDATE SKIP LOCKED))
@@ -66,7 +71,9 @@ export function searchStatements(s: string) {
 )
 SELECT t.session_id, t.epoch::text AS epoch, t.seq, t.next_seq, t.text,
   ${ownedBy(s, 't', 'seq')} AS owned
-FROM t ORDER BY t.session_id, t.epoch, t.seq`),
+FROM t ORDER BY t.session_id, t.epoch, t.seq`,
+      `sk_take_pending_${tag}`,
+    ),
 
     /**
      * $1 words pattern, $2 cap: how many words rows match, counted up to the cap (the
