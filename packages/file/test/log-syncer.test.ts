@@ -84,6 +84,23 @@ describe('LogSyncer', () => {
     expect(kinds.slice(back).every((k) => k === 'inline')).toBe(true);
   });
 
+  it('comes back inline when pooled fdatasyncs are slow only through the round trip', async () => {
+    const stats = { inlineSyncs: 0 };
+    // Every fdatasync, inline or pooled, takes 5 ms (limit 1): each pooled one counts as
+    // 0.5 ms, so the mean falls back under the limit and an inline one measures the disk
+    // again, which sends the next commits to the pool again.
+    const { calls, made } = fakeCalls(Array.from({ length: 60 }, () => 5));
+    const syncer = new LogSyncer(1, stats, calls);
+    for (let i = 0; i < 60; i++) await syncer.whileCommitting(() => syncer.sync(5));
+    const kinds = made.map((m) => m.split(' ')[0]);
+    const inlineAt = kinds.flatMap((k, i) => (k === 'inline' ? [i] : []));
+    expect(inlineAt.filter((i) => i >= 30).length).toBeGreaterThanOrEqual(2);
+    expect(inlineAt.length).toBeLessThanOrEqual(15);
+    // After an inline 5 ms fdatasync the next commit is pooled (the mean is over 1 ms).
+    for (const i of inlineAt.slice(1))
+      if (i + 1 < kinds.length) expect(kinds[i + 1]).toBe('pooled');
+  });
+
   it('never syncs inline with a limit of 0; an inline failure rejects', async () => {
     const stats = { inlineSyncs: 0 };
     const { calls, made } = fakeCalls([]);

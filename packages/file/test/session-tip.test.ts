@@ -1,10 +1,22 @@
 // Session tips (session/tip.ts): a writer's cached tip is never trusted across inode reuse.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileStore } from '../src/index.js';
 import { KEPT_FILES } from '../src/io/kept-files.js';
 import { storeFolderFixture } from './helpers.js';
+
+// The stores here keep at most 64 descriptors (the real bound is thousands), so a few
+// dozen sessions evict one.
+vi.mock('../src/io/kept-files.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/io/kept-files.js')>();
+  class SmallKeptFiles extends real.KeptFiles {
+    constructor() {
+      super(64);
+    }
+  }
+  return { ...real, KEPT_FILES: 64, KeptFiles: SmallKeptFiles };
+});
 
 const fixture = storeFolderFixture();
 

@@ -6,18 +6,23 @@ import { closeQuietly } from './fs-helpers.js';
 
 /**
  * Append descriptors a store keeps open at most (commit logs, search files, the index):
- * two per session a writer cycles through, so enough for a few thousand live sessions
- * where the process may open that many files (Linux: a sixteenth of its limit, which
- * Node raises to the hard limit at start; 128 where it cannot be read).
+ * two per session a writer cycles through, so enough for up to 4,096 live sessions where
+ * the process may open that many files (Linux: a third of its limit, which Node raises to
+ * the hard limit at start, so the rest stays for the application; 128 where it cannot be
+ * read). A writer cycling through more sessions than fit opens and closes two files per
+ * commit.
  */
 export const KEPT_FILES = keptFilesBound();
+
+/** Share of the kept descriptors closed at once when the cache is full (see `keep`). */
+const EVICT_SHARE = 1 / 16;
 
 function keptFilesBound(): number {
   if (process.platform !== 'linux') return 128;
   try {
     const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     const limit = m ? Number(m[1]) : Number.NaN;
-    return Number.isFinite(limit) ? Math.max(128, Math.min(8192, Math.floor(limit / 16))) : 128;
+    return Number.isFinite(limit) ? Math.max(128, Math.min(8192, Math.floor(limit / 3))) : 128;
   } catch {
     return 128;
   }
@@ -31,6 +36,12 @@ function keptFilesBound(): number {
  */
 export class KeptFiles {
   readonly #files = new Map<string, { fd: number; ino: number }>();
+  readonly #bound: number;
+
+  /** `bound`: descriptors kept at most (`KEPT_FILES`; tests use a small one). */
+  constructor(bound = KEPT_FILES) {
+    this.#bound = bound;
+  }
 
   /** The inode of the descriptor kept for `path`, if any (it stays kept). */
   inoOf(path: string): number | undefined {
@@ -53,7 +64,10 @@ export class KeptFiles {
 
   /**
    * Returns a descriptor to the cache, or closes it when `closeInstead` (the store is
-   * closed) or on Windows; the least recently used one is closed when the cache is full.
+   * closed) or on Windows. When the cache is full the least recently used sixteenth is
+   * closed at once: the map's oldest entries sit behind the holes every `take` leaves,
+   * which a walk from its start passes over, so evicting one at a time would walk them
+   * on every commit of a writer cycling through more sessions than fit.
    */
   keep(path: string, fd: number, ino: number, closeInstead: boolean): void {
     this.drop(path);
@@ -62,9 +76,12 @@ export class KeptFiles {
       return;
     }
     this.#files.set(path, { fd, ino });
-    if (this.#files.size > KEPT_FILES) {
-      const oldest = this.#files.keys().next().value as string;
-      this.drop(oldest);
+    if (this.#files.size <= this.#bound) return;
+    let excess = this.#files.size - Math.floor(this.#bound * (1 - EVICT_SHARE));
+    for (const [oldest, f] of this.#files) {
+      if (excess-- <= 0) break;
+      this.#files.delete(oldest);
+      closeQuietly(f.fd);
     }
   }
 

@@ -5,9 +5,11 @@
 // completion wakes the event loop again. For a lone writer that round trip is pure
 // latency (measured here: about a quarter of a lone writer's commit time), while nothing
 // else of the store could use the loop meanwhile. With several commits in progress the
-// pool is better: their fdatasyncs overlap, and the kernel merges their journal commits. So a commit syncs inline only while it is the
-// store's only commit in progress and the store's recent fdatasyncs were fast (a slow or
-// stalling disk must not stall the event loop: then the pool again).
+// pool is better: their fdatasyncs overlap, and the kernel merges their journal commits.
+// So a commit syncs inline only while it is the store's only commit in progress and the
+// store's recent fdatasyncs were fast (a slow or stalling disk must not stall the event
+// loop on every commit: then the pool, with an inline fdatasync now and then to measure
+// the disk again, see `sync`).
 
 import { fdatasyncSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -62,6 +64,14 @@ export class LogSyncer {
    * fdatasyncs `fd`: inline when at most one commit is in progress (the caller's) and
    * recent fdatasyncs averaged under the limit, else in the thread pool. The promise
    * rejects with what fdatasync threw (an inline call's error too, never thrown).
+   *
+   * A pooled fdatasync counts as at most half the limit: its duration includes the thread
+   * pool's round trip (a pool thread and then the event loop waiting to be scheduled),
+   * which on a busy machine alone exceeds the limit, so counted whole it would keep a
+   * lone writer in the pool, paying that round trip on every commit, long after the
+   * disk is fast again. A disk that is really slow is measured again by the next inline
+   * fdatasync once the pooled ones have brought the mean under the limit, and sends the
+   * commits after it back to the pool.
    */
   sync(fd: number): Promise<void> {
     const start = this.#calls.now();
@@ -75,7 +85,9 @@ export class LogSyncer {
       this.#observe(this.#calls.now() - start);
       return Promise.resolve();
     }
-    return this.#calls.pooled(fd).then(() => this.#observe(this.#calls.now() - start));
+    return this.#calls
+      .pooled(fd)
+      .then(() => this.#observe(Math.min(this.#calls.now() - start, this.#inlineMaxMs / 2)));
   }
 
   #observe(ms: number): void {
