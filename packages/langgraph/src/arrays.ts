@@ -90,10 +90,31 @@ export class ArrayValues {
         }
       }
     }
-    const blob = await whole();
-    const remember =
-      'j' in blob && Array.isArray(blob.j) ? () => this.#set(here, value, p) : () => {};
-    return { blob, remember };
+    return this.#whole(view, channel, value, await whole(), p, parent);
+  }
+
+  /**
+   * `value` stored whole, or (format 3) as the parent's writes that hold it and the items
+   * after them: a delta with no base (`n` 0), so a graph's first input, whose start task's
+   * writes are the whole `messages` value of the next checkpoint, is not stored again.
+   */
+  #whole(
+    view: ThreadView,
+    channel: string,
+    value: unknown[],
+    blob: Stored,
+    p: number,
+    parent: string | undefined,
+  ): Encoded {
+    const here = slot(view, channel, p);
+    if (!('j' in blob) || !Array.isArray(blob.j)) return { blob, remember: () => {} };
+    const writes = parent === undefined ? [] : this.#writesTo(view, parent, channel);
+    const { refs, rest } = shared(blob.j as unknown[], writes);
+    if (refs.length === 0) return { blob, remember: () => this.#set(here, value, p) };
+    // The chain starts at the first write it points at (what a read fetches from).
+    const s = Math.min(...refs.map(([q]) => q));
+    const d: Delta['d'] = { base: -1, n: 0, s, w: refs, add: rest };
+    return { blob: { d }, remember: () => this.#set(here, value, s) };
   }
 
   /** Remembers the array writes of a writes record stored at `p` to checkpoint `to`. */
@@ -167,6 +188,11 @@ export class ArrayValues {
       if (b === undefined) throw new Error(`[sessionkit/langgraph] broken value chain at ${at}`);
       if ('d' in b) {
         chain.push({ ...b.d, parent: r.k === 'c' ? r.parent : undefined });
+        // No item from a base (format 3): the chain starts with this delta's writes.
+        if (b.d.n === 0) {
+          full = [];
+          break;
+        }
         at = b.d.base;
         continue;
       }
