@@ -86,7 +86,10 @@ export class ArrayValues {
           // Only the items the writes do not hold; the read puts the ids back.
           if (refs.length > 0) d.w = refs;
           const blob: Delta = { d };
-          return { blob, remember: () => this.#set(here, value, known.start) };
+          // The first n items' ids were just compared with the remembered ones: reading
+          // a message's id is what costs here, once per item and put is enough.
+          const ids = [...known.ids.slice(0, n), ...value.slice(n).map(idOf)];
+          return { blob, remember: () => this.#set(here, value, known.start, ids) };
         }
       }
     }
@@ -210,11 +213,11 @@ export class ArrayValues {
     return { stored: { j: items }, start: blob.d.s };
   }
 
-  #set(key: string, value: unknown[], start: number): void {
+  #set(key: string, value: unknown[], start: number, ids = value.map(idOf)): void {
     // One value per thread and channel: a newer one replaces the older.
     const prefix = key.slice(0, key.lastIndexOf('\u0000') + 1);
     for (const k of this.#known.keys()) if (k.startsWith(prefix)) this.#known.delete(k);
-    this.#known.set(key, { items: value.slice(), ids: value.map(idOf), start });
+    this.#known.set(key, { items: value.slice(), ids, start });
     while (this.#known.size > this.#max) this.#known.delete(this.#known.keys().next().value!);
   }
 }

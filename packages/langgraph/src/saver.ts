@@ -472,17 +472,16 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     record: CheckpointRecord,
     address: SessionAddress,
   ): Promise<CheckpointTuple> {
-    await view.prefetch(
-      Object.entries(record.r)
-        .filter(([channel, [, p]]) => this.#arrays.remembered(view, channel, p) === undefined)
-        .map(([, [, p]]) => p),
-    );
+    // Looked up once per channel: checking a remembered value reads each of its items.
+    const refs = Object.entries(record.r);
+    const remembered = refs.map(([channel, [, p]]) => this.#arrays.remembered(view, channel, p));
+    await view.prefetch(refs.filter((_, i) => remembered[i] === undefined).map(([, [, p]]) => p));
     const checkpoint = (await loadValue(this.serde, record.cp)) as Checkpoint;
     const values: Record<string, unknown> = {};
-    for (const [channel, [, p]] of Object.entries(record.r)) {
-      const remembered = this.#arrays.remembered(view, channel, p);
-      if (remembered !== undefined) {
-        values[channel] = remembered;
+    for (const [i, [channel, [, p]]] of refs.entries()) {
+      const known = remembered[i];
+      if (known !== undefined) {
+        values[channel] = known;
         continue;
       }
       const decoded = await this.#arrays.decode(view, channel, p);
