@@ -2,10 +2,12 @@
 // pnpm --filter @sessionkit/langgraph bench: LangGraph's PostgresSaver and SqliteSaver beside
 // SessionKitSaver on the PostgreSQL and file stores, in one run, on the same compiled
 // StateGraph(MessagesAnnotation) whose one node returns two ~1 KB messages per invoke:
-// invokes/s with 10, 1,000 and 5,000 messages already in the thread, and bytes per thread
-// after 200 invokes (and, for SessionKitSaver, the JSON of its records: what the saver
-// writes, before the store's own layout). Needs the test PostgreSQL (SESSIONKIT_TEST_POSTGRES_URL). Prints a
-// Markdown table. `--quick` measures fewer invokes.
+// invokes/s with 10, 1,000 and 5,000 messages already in the thread (the three threads,
+// and the same three on an in-process saver that stores nothing, measured in interleaved
+// rounds: a saver's own cost per invoke is its time less that one's), and bytes per
+// thread after 200 invokes (and, for SessionKitSaver, the JSON of its records: what the
+// saver writes, before the store's own layout). Needs the test PostgreSQL
+// (SESSIONKIT_TEST_POSTGRES_URL). Prints a Markdown table. `--quick` measures fewer invokes.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ const { values } = parseArgs({ options: { quick: { type: 'boolean', default: fal
 const url = process.env.SESSIONKIT_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = [10, 1000, 5000];
 const INVOKES = values.quick ? 5 : 20;
+const BLOCK = 5;
 const BYTES_TURNS = 200;
 const pool = new pg.Pool({ connectionString: url, max: 4 });
 let schemas = 0;
@@ -50,18 +53,33 @@ async function threadWith(graph, threadId, n) {
   await graph.invoke({ messages }, { configurable: { thread_id: threadId } });
 }
 
-async function rate(graph, threadId) {
-  const config = { configurable: { thread_id: threadId } };
-  await graph.invoke({ messages: [] }, config); // warm: the saver has read the thread once
-  // At least INVOKES, and more (up to 3×) until 2 s have passed: a fast saver's figure
-  // then spans more than a moment of the shared machine's load.
-  const start = performance.now();
+/**
+ * Invokes/s on each of `threads` (one per size), measured in interleaved rounds: each round
+ * runs a block of invokes on every thread, in alternating order, so the shared machine's
+ * load, which changes from second to second, weighs on every size alike and a 5,000 ÷ 10
+ * ratio compares like with like. At least INVOKES invokes per thread, and more (up to 3×)
+ * until every thread but the raw line's has had 2 s: a fast saver's figure then spans more
+ * than a moment.
+ */
+async function rates(threads) {
+  const configs = threads.map(({ threadId }) => ({ configurable: { thread_id: threadId } }));
+  // Warm: each saver has read its thread once.
+  for (const [i, { graph }] of threads.entries()) await graph.invoke({ messages: [] }, configs[i]);
+  const ms = threads.map(() => 0);
   let done = 0;
-  while (done < INVOKES || (done < 3 * INVOKES && performance.now() - start < 2000)) {
-    await graph.invoke({ messages: [] }, config);
-    done += 1;
+  for (let round = 0; ; round++) {
+    const ownMs = ms.filter((_, i) => threads[i].line !== 'raw');
+    if (done >= INVOKES && (done >= 3 * INVOKES || Math.min(...ownMs) >= 2000)) break;
+    const order = threads.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const start = performance.now();
+      for (let k = 0; k < BLOCK; k++) await threads[i].graph.invoke({ messages: [] }, configs[i]);
+      ms[i] += performance.now() - start;
+    }
+    done += BLOCK;
   }
-  return done / ((performance.now() - start) / 1000);
+  return ms.map((t) => done / (t / 1000));
 }
 
 async function schemaBytes(schema) {
@@ -206,24 +224,56 @@ async function recordBytes(saver, threadId) {
 {
   const graph = graphOn(new InProcessSaver());
   await threadWith(graph, 'warm', 1000);
-  for (let i = 0; i < 3; i++) await rate(graph, 'warm');
+  for (let i = 0; i < 3; i++) await rates([{ graph, threadId: 'warm' }]);
 }
 
+/**
+ * Threads holding each of SIZES messages on `c`: [threads, close]. `line` names them in
+ * the interleaved rounds.
+ */
+async function sizedThreads(c, line) {
+  const opened = [];
+  const threads = [];
+  try {
+    for (const n of SIZES) {
+      opened.push(await c.open());
+      const graph = graphOn(opened.at(-1).saver);
+      await threadWith(graph, `rate-${n}`, n);
+      threads.push({ graph, threadId: `rate-${n}`, line });
+    }
+  } catch (e) {
+    for (const o of opened) await o.close();
+    throw e;
+  }
+  return [threads, async () => Promise.all(opened.map((o) => o.close()))];
+}
+
+const reference = contenders[0];
 const rows = [];
 let messagesJson = 0;
 for (const c of contenders) {
   const row = { name: c.name, rates: [] };
-  for (const n of SIZES) {
-    const opened = await c.open();
-    try {
-      const graph = graphOn(opened.saver);
-      await threadWith(graph, `rate-${n}`, n);
-      row.rates.push(await rate(graph, `rate-${n}`));
-    } finally {
-      await opened.close();
+  // A saver's rounds interleave the reference's threads (the raw line: LangGraph alone)
+  // with its own, so its own cost per invoke (its time less the reference's, per size) is
+  // measured under the same load.
+  const [own, closeOwn] = await sizedThreads(c, 'own');
+  const [raw, closeRaw] =
+    c === reference ? [[], async () => {}] : await sizedThreads(reference, 'raw');
+  try {
+    const lines = SIZES.flatMap((_, i) => (raw.length === 0 ? [own[i]] : [raw[i], own[i]]));
+    const measured = await rates(lines);
+    row.rates = measured.filter((_, i) => lines[i].line === 'own');
+    if (raw.length > 0) {
+      const rawRates = measured.filter((_, i) => lines[i].line === 'raw');
+      row.ownMs = row.rates.map((r, i) => 1000 / r - 1000 / rawRates[i]);
     }
-    process.stderr.write(`${c.name}: ${n} messages: ${row.rates.at(-1).toFixed(1)} invokes/s\n`);
+  } finally {
+    await closeOwn();
+    await closeRaw();
   }
+  process.stderr.write(
+    `${c.name}: ${row.rates.map((r, i) => `${SIZES[i]} messages ${r.toFixed(1)}`).join(', ')} invokes/s${row.ownMs === undefined ? '' : `; own ms per invoke ${row.ownMs.map((m) => m.toFixed(1)).join(', ')}`}\n`,
+  );
   const opened = await c.open();
   try {
     const graph = graphOn(opened.saver);
@@ -241,14 +291,16 @@ for (const c of contenders) {
 await pool.end();
 
 const mib = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
+const ms = (r) =>
+  r.ownMs === undefined ? '–' : `${r.ownMs[0].toFixed(1)} / ${r.ownMs[2].toFixed(1)}`;
 console.log(
-  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | bytes per ${BYTES_TURNS}-invoke thread | of which the saver's records (JSON) |`,
+  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | own ms per invoke at 10 / 5,000 | bytes per ${BYTES_TURNS}-invoke thread | of which the saver's records (JSON) |`,
 );
-console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`);
+console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`);
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${ms(r)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
   );
 console.log(
-  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} invokes per figure (at least 2 s, or ${INVOKES}).`,
+  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} invokes per figure (at least 2 s, or ${INVOKES}), in rounds of ${BLOCK} per thread. Own ms: the invoke time less the reference's, measured in the same rounds.`,
 );
