@@ -26,7 +26,6 @@ const { values } = parseArgs({ options: { quick: { type: 'boolean', default: fal
 const url = process.env.SESSIONKIT_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SIZES = [10, 1000, 5000];
 const INVOKES = values.quick ? 5 : 20;
-const BLOCK = 5;
 const BYTES_TURNS = 200;
 const pool = new pg.Pool({ connectionString: url, max: 4 });
 let schemas = 0;
@@ -54,32 +53,38 @@ async function threadWith(graph, threadId, n) {
 }
 
 /**
- * Invokes/s on each of `threads` (one per size), measured in interleaved rounds: each round
- * runs a block of invokes on every thread, in alternating order, so the shared machine's
- * load, which changes from second to second, weighs on every size alike and a 5,000 ÷ 10
- * ratio compares like with like. At least INVOKES invokes per thread, and more (up to 3×)
- * until every thread but the raw line's has had 2 s: a fast saver's figure then spans more
- * than a moment.
+ * Invokes/s on each of `threads`, measured in interleaved rounds: each round runs one
+ * invoke on every thread, in alternating order, so the shared machine's load, which
+ * changes from second to second, weighs on every thread alike. At least INVOKES rounds,
+ * and more (up to 3×) until every thread but the raw line's has had 2 s. Returns each
+ * thread's invokes/s and its time per round (for medians across rounds, which a burst of
+ * load in one round does not move).
  */
 async function rates(threads) {
   const configs = threads.map(({ threadId }) => ({ configurable: { thread_id: threadId } }));
   // Warm: each saver has read its thread once.
   for (const [i, { graph }] of threads.entries()) await graph.invoke({ messages: [] }, configs[i]);
-  const ms = threads.map(() => 0);
-  let done = 0;
+  const rounds = threads.map(() => []);
+  const total = (i) => rounds[i].reduce((a, b) => a + b, 0);
   for (let round = 0; ; round++) {
-    const ownMs = ms.filter((_, i) => threads[i].line !== 'raw');
-    if (done >= INVOKES && (done >= 3 * INVOKES || Math.min(...ownMs) >= 2000)) break;
+    const own = threads.map((_, i) => i).filter((i) => threads[i].line !== 'raw');
+    const enough = Math.min(...own.map(total)) >= 2000;
+    if (round >= INVOKES && (round >= 3 * INVOKES || enough)) break;
     const order = threads.map((_, i) => i);
     if (round % 2 === 1) order.reverse();
     for (const i of order) {
       const start = performance.now();
-      for (let k = 0; k < BLOCK; k++) await threads[i].graph.invoke({ messages: [] }, configs[i]);
-      ms[i] += performance.now() - start;
+      await threads[i].graph.invoke({ messages: [] }, configs[i]);
+      rounds[i].push(performance.now() - start);
     }
-    done += BLOCK;
   }
-  return ms.map((t) => done / (t / 1000));
+  return threads.map((_, i) => ({ rate: rounds[i].length / (total(i) / 1000), ms: rounds[i] }));
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 async function schemaBytes(schema) {
@@ -262,17 +267,21 @@ for (const c of contenders) {
   try {
     const lines = SIZES.flatMap((_, i) => (raw.length === 0 ? [own[i]] : [raw[i], own[i]]));
     const measured = await rates(lines);
-    row.rates = measured.filter((_, i) => lines[i].line === 'own');
-    if (raw.length > 0) {
-      const rawRates = measured.filter((_, i) => lines[i].line === 'raw');
-      row.ownMs = row.rates.map((r, i) => 1000 / r - 1000 / rawRates[i]);
-    }
+    const ownOf = measured.filter((_, i) => lines[i].line === 'own');
+    const rawOf = measured.filter((_, i) => lines[i].line === 'raw');
+    row.rates = ownOf.map((m) => m.rate);
+    // 5,000 ÷ 10 as the median of each round's own ratio (the two invokes ran moments
+    // apart), and a saver's own ms per invoke as the median of each round's difference.
+    const [small, , large] = ownOf;
+    row.ratio = median(small.ms.map((t, k) => t / large.ms[k]));
+    if (rawOf.length > 0)
+      row.ownMs = ownOf.map((m, i) => median(m.ms.map((t, k) => t - rawOf[i].ms[k])));
   } finally {
     await closeOwn();
     await closeRaw();
   }
   process.stderr.write(
-    `${c.name}: ${row.rates.map((r, i) => `${SIZES[i]} messages ${r.toFixed(1)}`).join(', ')} invokes/s${row.ownMs === undefined ? '' : `; own ms per invoke ${row.ownMs.map((m) => m.toFixed(1)).join(', ')}`}\n`,
+    `${c.name}: ${row.rates.map((r, i) => `${SIZES[i]} messages ${r.toFixed(1)}`).join(', ')} invokes/s; 5,000 ÷ 10 ${row.ratio.toFixed(2)}${row.ownMs === undefined ? '' : `; own ms per invoke ${row.ownMs.map((m) => m.toFixed(1)).join(', ')}`}\n`,
   );
   const opened = await c.open();
   try {
@@ -299,8 +308,8 @@ console.log(
 console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`);
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${ms(r)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${r.ratio.toFixed(2)} | ${ms(r)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
   );
 console.log(
-  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} invokes per figure (at least 2 s, or ${INVOKES}), in rounds of ${BLOCK} per thread. Own ms: the invoke time less the reference's, measured in the same rounds.`,
+  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} rounds of one invoke per thread (at least 2 s, or ${INVOKES}). 5,000 ÷ 10: the median of the rounds' ratios. Own ms: the median of the rounds' invoke time less the reference's.`,
 );
