@@ -2,10 +2,12 @@
 // pnpm --filter @sessionkit/langgraph bench: LangGraph's PostgresSaver and SqliteSaver beside
 // SessionKitSaver on the PostgreSQL and file stores, in one run, on the same compiled
 // StateGraph(MessagesAnnotation) whose one node returns two ~1 KB messages per invoke:
-// invokes/s with 10, 1,000 and 5,000 messages already in the thread, and bytes per thread
-// after 200 invokes (and, for SessionKitSaver, the JSON of its records: what the saver
-// writes, before the store's own layout). Needs the test PostgreSQL (SESSIONKIT_TEST_POSTGRES_URL). Prints a
-// Markdown table. `--quick` measures fewer invokes.
+// invokes/s with 10, 1,000 and 5,000 messages already in the thread (the three threads,
+// and the same three on an in-process saver that stores nothing, measured in interleaved
+// rounds: a saver's own cost per invoke is its time less that one's), and bytes per
+// thread after 200 invokes (and, for SessionKitSaver, the JSON of its records: what the
+// saver writes, before the store's own layout). Needs the test PostgreSQL
+// (SESSIONKIT_TEST_POSTGRES_URL). Prints a Markdown table. `--quick` measures fewer invokes.
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,18 +52,39 @@ async function threadWith(graph, threadId, n) {
   await graph.invoke({ messages }, { configurable: { thread_id: threadId } });
 }
 
-async function rate(graph, threadId) {
-  const config = { configurable: { thread_id: threadId } };
-  await graph.invoke({ messages: [] }, config); // warm: the saver has read the thread once
-  // At least INVOKES, and more (up to 3×) until 2 s have passed: a fast saver's figure
-  // then spans more than a moment of the shared machine's load.
-  const start = performance.now();
-  let done = 0;
-  while (done < INVOKES || (done < 3 * INVOKES && performance.now() - start < 2000)) {
-    await graph.invoke({ messages: [] }, config);
-    done += 1;
+/**
+ * Invokes/s on each of `threads`, measured in interleaved rounds: each round runs one
+ * invoke on every thread, in alternating order, so the shared machine's load, which
+ * changes from second to second, weighs on every thread alike. At least INVOKES rounds,
+ * and more (up to 3×) until every thread but the raw line's has had 2 s. Returns each
+ * thread's invokes/s and its time per round (for medians across rounds, which a burst of
+ * load in one round does not move).
+ */
+async function rates(threads) {
+  const configs = threads.map(({ threadId }) => ({ configurable: { thread_id: threadId } }));
+  // Warm: each saver has read its thread once.
+  for (const [i, { graph }] of threads.entries()) await graph.invoke({ messages: [] }, configs[i]);
+  const rounds = threads.map(() => []);
+  const total = (i) => rounds[i].reduce((a, b) => a + b, 0);
+  for (let round = 0; ; round++) {
+    const own = threads.map((_, i) => i).filter((i) => threads[i].line !== 'raw');
+    const enough = Math.min(...own.map(total)) >= 2000;
+    if (round >= INVOKES && (round >= 3 * INVOKES || enough)) break;
+    const order = threads.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const start = performance.now();
+      await threads[i].graph.invoke({ messages: [] }, configs[i]);
+      rounds[i].push(performance.now() - start);
+    }
   }
-  return done / ((performance.now() - start) / 1000);
+  return threads.map((_, i) => ({ rate: rounds[i].length / (total(i) / 1000), ms: rounds[i] }));
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 async function schemaBytes(schema) {
@@ -206,24 +229,60 @@ async function recordBytes(saver, threadId) {
 {
   const graph = graphOn(new InProcessSaver());
   await threadWith(graph, 'warm', 1000);
-  for (let i = 0; i < 3; i++) await rate(graph, 'warm');
+  for (let i = 0; i < 3; i++) await rates([{ graph, threadId: 'warm' }]);
 }
 
+/**
+ * Threads holding each of SIZES messages on `c`: [threads, close]. `line` names them in
+ * the interleaved rounds.
+ */
+async function sizedThreads(c, line) {
+  const opened = [];
+  const threads = [];
+  try {
+    for (const n of SIZES) {
+      opened.push(await c.open());
+      const graph = graphOn(opened.at(-1).saver);
+      await threadWith(graph, `rate-${n}`, n);
+      threads.push({ graph, threadId: `rate-${n}`, line });
+    }
+  } catch (e) {
+    for (const o of opened) await o.close();
+    throw e;
+  }
+  return [threads, async () => Promise.all(opened.map((o) => o.close()))];
+}
+
+const reference = contenders[0];
 const rows = [];
 let messagesJson = 0;
 for (const c of contenders) {
   const row = { name: c.name, rates: [] };
-  for (const n of SIZES) {
-    const opened = await c.open();
-    try {
-      const graph = graphOn(opened.saver);
-      await threadWith(graph, `rate-${n}`, n);
-      row.rates.push(await rate(graph, `rate-${n}`));
-    } finally {
-      await opened.close();
-    }
-    process.stderr.write(`${c.name}: ${n} messages: ${row.rates.at(-1).toFixed(1)} invokes/s\n`);
+  // A saver's rounds interleave the reference's threads (the raw line: LangGraph alone)
+  // with its own, so its own cost per invoke (its time less the reference's, per size) is
+  // measured under the same load.
+  const [own, closeOwn] = await sizedThreads(c, 'own');
+  const [raw, closeRaw] =
+    c === reference ? [[], async () => {}] : await sizedThreads(reference, 'raw');
+  try {
+    const lines = SIZES.flatMap((_, i) => (raw.length === 0 ? [own[i]] : [raw[i], own[i]]));
+    const measured = await rates(lines);
+    const ownOf = measured.filter((_, i) => lines[i].line === 'own');
+    const rawOf = measured.filter((_, i) => lines[i].line === 'raw');
+    row.rates = ownOf.map((m) => m.rate);
+    // 5,000 ÷ 10 as the median of each round's own ratio (the two invokes ran moments
+    // apart), and a saver's own ms per invoke as the median of each round's difference.
+    const [small, , large] = ownOf;
+    row.ratio = median(small.ms.map((t, k) => t / large.ms[k]));
+    if (rawOf.length > 0)
+      row.ownMs = ownOf.map((m, i) => median(m.ms.map((t, k) => t - rawOf[i].ms[k])));
+  } finally {
+    await closeOwn();
+    await closeRaw();
   }
+  process.stderr.write(
+    `${c.name}: ${row.rates.map((r, i) => `${SIZES[i]} messages ${r.toFixed(1)}`).join(', ')} invokes/s; 5,000 ÷ 10 ${row.ratio.toFixed(2)}${row.ownMs === undefined ? '' : `; own ms per invoke ${row.ownMs.map((m) => m.toFixed(1)).join(', ')}`}\n`,
+  );
   const opened = await c.open();
   try {
     const graph = graphOn(opened.saver);
@@ -241,14 +300,16 @@ for (const c of contenders) {
 await pool.end();
 
 const mib = (b) => `${(b / 1024 / 1024).toFixed(2)} MiB`;
+const ms = (r) =>
+  r.ownMs === undefined ? '–' : `${r.ownMs[0].toFixed(1)} / ${r.ownMs[2].toFixed(1)}`;
 console.log(
-  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | bytes per ${BYTES_TURNS}-invoke thread | of which the saver's records (JSON) |`,
+  `| checkpointer | ${SIZES.map((n) => `invokes/s at ${n.toLocaleString('en')} messages`).join(' | ')} | 5,000 ÷ 10 | own ms per invoke at 10 / 5,000 | bytes per ${BYTES_TURNS}-invoke thread | of which the saver's records (JSON) |`,
 );
-console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: |`);
+console.log(`| --- | ${SIZES.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: |`);
 for (const r of rows)
   console.log(
-    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${(r.rates[2] / r.rates[0]).toFixed(2)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
+    `| ${r.name} | ${r.rates.map((x) => x.toFixed(1)).join(' | ')} | ${r.ratio.toFixed(2)} | ${ms(r)} | ${r.bytes === undefined ? '–' : mib(r.bytes)} | ${r.records === undefined ? '–' : mib(r.records)} |`,
   );
 console.log(
-  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} invokes per figure (at least 2 s, or ${INVOKES}).`,
+  `\nThe ${BYTES_TURNS * 2} messages' own JSON: ${mib(messagesJson)}. ${INVOKES}–${3 * INVOKES} rounds of one invoke per thread (at least 2 s, or ${INVOKES}). 5,000 ÷ 10: the median of the rounds' ratios. Own ms: the median of the rounds' invoke time less the reference's.`,
 );

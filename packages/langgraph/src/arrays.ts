@@ -86,14 +86,38 @@ export class ArrayValues {
           // Only the items the writes do not hold; the read puts the ids back.
           if (refs.length > 0) d.w = refs;
           const blob: Delta = { d };
-          return { blob, remember: () => this.#set(here, value, known.start) };
+          // The first n items' ids were just compared with the remembered ones: reading
+          // a message's id is what costs here, once per item and put is enough.
+          const ids = [...known.ids.slice(0, n), ...value.slice(n).map(idOf)];
+          return { blob, remember: () => this.#set(here, value, known.start, ids) };
         }
       }
     }
-    const blob = await whole();
-    const remember =
-      'j' in blob && Array.isArray(blob.j) ? () => this.#set(here, value, p) : () => {};
-    return { blob, remember };
+    return this.#whole(view, channel, value, await whole(), p, parent);
+  }
+
+  /**
+   * `value` stored whole, or (format 3) as the parent's writes that hold it and the items
+   * after them: a delta with no base (`n` 0), so a graph's first input, whose start task's
+   * writes are the whole `messages` value of the next checkpoint, is not stored again.
+   */
+  #whole(
+    view: ThreadView,
+    channel: string,
+    value: unknown[],
+    blob: Stored,
+    p: number,
+    parent: string | undefined,
+  ): Encoded {
+    const here = slot(view, channel, p);
+    if (!('j' in blob) || !Array.isArray(blob.j)) return { blob, remember: () => {} };
+    const writes = parent === undefined ? [] : this.#writesTo(view, parent, channel);
+    const { refs, rest } = shared(blob.j as unknown[], writes);
+    if (refs.length === 0) return { blob, remember: () => this.#set(here, value, p) };
+    // The chain starts at the first write it points at (what a read fetches from).
+    const s = Math.min(...refs.map(([q]) => q));
+    const d: Delta['d'] = { base: -1, n: 0, s, w: refs, add: rest };
+    return { blob: { d }, remember: () => this.#set(here, value, s) };
   }
 
   /** Remembers the array writes of a writes record stored at `p` to checkpoint `to`. */
@@ -167,6 +191,11 @@ export class ArrayValues {
       if (b === undefined) throw new Error(`[sessionkit/langgraph] broken value chain at ${at}`);
       if ('d' in b) {
         chain.push({ ...b.d, parent: r.k === 'c' ? r.parent : undefined });
+        // No item from a base (format 3): the chain starts with this delta's writes.
+        if (b.d.n === 0) {
+          full = [];
+          break;
+        }
         at = b.d.base;
         continue;
       }
@@ -184,11 +213,11 @@ export class ArrayValues {
     return { stored: { j: items }, start: blob.d.s };
   }
 
-  #set(key: string, value: unknown[], start: number): void {
+  #set(key: string, value: unknown[], start: number, ids = value.map(idOf)): void {
     // One value per thread and channel: a newer one replaces the older.
     const prefix = key.slice(0, key.lastIndexOf('\u0000') + 1);
     for (const k of this.#known.keys()) if (k.startsWith(prefix)) this.#known.delete(k);
-    this.#known.set(key, { items: value.slice(), ids: value.map(idOf), start });
+    this.#known.set(key, { items: value.slice(), ids, start });
     while (this.#known.size > this.#max) this.#known.delete(this.#known.keys().next().value!);
   }
 }

@@ -7,8 +7,11 @@
 // Format 2 (`lg: 2`) adds, beside format 1's fields: `pre` on a checkpoint record (writes
 // to it stored before it, which LangGraph does when it saves a task's writes before the
 // step's checkpoint) and `w` in a delta (the new items are those of pending writes already
-// stored). Format 1 records are read as before; a saver of format 1 refuses format 2
-// records (it cannot rebuild their values) instead of returning wrong ones.
+// stored). Format 3 (`lg: 3`, format.ts) stores the same records with the fields the
+// rest of a record tells left out, and a delta may have no base (`n` 0: its items are all
+// pending writes and `add`). Format 1 and 2 records are read as before; a saver of an
+// earlier format refuses records of a later one (it cannot rebuild their values) instead
+// of returning wrong ones.
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { MAX_JSON_DEPTH } from '@sessionkit/core';
 
@@ -17,8 +20,10 @@ export type Stored = { j: unknown } | { s: string } | { t: string; x: string };
 
 /**
  * A JSON array channel value stored as a change to an earlier one: the first `n` items of
- * the value at position `base` (same channel), then `add`. `s` is the position of the full
- * value the chain starts from, so a reader fetches `s … here` in a few windows.
+ * the value at position `base` (same channel), then the items of the writes `w`, then
+ * `add`. `n` 0 (format 3) has no base (`base` -1): the chain starts here. `s` is the first
+ * position the chain reads (its full value's, or its first write's), so a reader fetches
+ * `s … here` in a few windows.
  */
 export interface Delta {
   d: {
@@ -67,8 +72,8 @@ export interface Head {
 }
 
 interface RecordBase {
-  /** The record format: 1 (earlier releases) or 2 (`pre`, delta `w`). */
-  lg: 1 | 2;
+  /** The record format: 1 and 2 (earlier releases; 2 adds `pre`, delta `w`) or 3 (format.ts). */
+  lg: 1 | 2 | 3;
   g: number;
   /** The record's own position in the history. */
   p: number;
@@ -119,7 +124,11 @@ export const EMPTY_HEAD: Head = {
 export function isThreadRecord(value: unknown): value is ThreadRecord {
   if (typeof value !== 'object' || value === null) return false;
   const r = value as Partial<ThreadRecord>;
-  return (r.lg === 1 || r.lg === 2) && (r.k === 'c' || r.k === 'w') && typeof r.p === 'number';
+  return (
+    (r.lg === 1 || r.lg === 2 || r.lg === 3) &&
+    (r.k === 'c' || r.k === 'w') &&
+    typeof r.p === 'number'
+  );
 }
 
 /** Serializes `value` with the saver's serializer into what a record stores. */

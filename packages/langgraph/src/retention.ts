@@ -54,7 +54,7 @@ export async function keptRecords(
     const { parent: _dropped, pre: _before, ...rest } = old;
     out.push({
       ...rest,
-      lg: 2,
+      lg: 3,
       ...(parent === undefined ? {} : { parent }),
       g,
       p,
@@ -66,7 +66,7 @@ export async function keptRecords(
     for (const w of await writesRecordsOf(view, old)) {
       const q = out.length;
       head = { ...head, w: [...head.w, q] };
-      out.push({ ...w, lg: 2, g, p: q, key: head.cp ?? '', h: head });
+      out.push({ ...w, lg: 3, g, p: q, key: head.cp ?? '', h: head });
     }
   }
   return out;

@@ -26,6 +26,7 @@ import {
 } from '@sessionkit/core';
 import { ArrayValues } from './arrays.js';
 import { addressOf, checkpointIdOf, jsonEqual, singleRecord, sleep } from './config.js';
+import { storedRecord } from './format.js';
 import {
   type Blob,
   type CheckpointRecord,
@@ -258,7 +259,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         }
         const { head: h, pre } = headAfterPut(view.head, checkpoint.id, p, r, heads);
         const record: CheckpointRecord = {
-          lg: 2,
+          lg: 3,
           g: view.head.g,
           p,
           key: h.cp ?? '',
@@ -315,7 +316,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
           ? { ...head, w: [...head.w, p] }
           : { ...head, late: { ...head.late, [to]: [...(head.late[to] ?? []), p] } };
       const record: WritesRecord = {
-        lg: 2,
+        lg: 3,
         g: head.g,
         p,
         key: head.cp ?? '',
@@ -407,7 +408,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
           try {
             await this.store.commit(sessionId, {
               expectedRevision: view.revision,
-              replace: records,
+              replace: records.map(storedRecord),
             });
           } catch (e) {
             if (isSessionKitError(e, 'conflict')) throw new StaleView(sessionId);
@@ -471,17 +472,16 @@ export class SessionKitSaver extends BaseCheckpointSaver {
     record: CheckpointRecord,
     address: SessionAddress,
   ): Promise<CheckpointTuple> {
-    await view.prefetch(
-      Object.entries(record.r)
-        .filter(([channel, [, p]]) => this.#arrays.remembered(view, channel, p) === undefined)
-        .map(([, [, p]]) => p),
-    );
+    // Looked up once per channel: checking a remembered value reads each of its items.
+    const refs = Object.entries(record.r);
+    const remembered = refs.map(([channel, [, p]]) => this.#arrays.remembered(view, channel, p));
+    await view.prefetch(refs.filter((_, i) => remembered[i] === undefined).map(([, [, p]]) => p));
     const checkpoint = (await loadValue(this.serde, record.cp)) as Checkpoint;
     const values: Record<string, unknown> = {};
-    for (const [channel, [, p]] of Object.entries(record.r)) {
-      const remembered = this.#arrays.remembered(view, channel, p);
-      if (remembered !== undefined) {
-        values[channel] = remembered;
+    for (const [i, [channel, [, p]]] of refs.entries()) {
+      const known = remembered[i];
+      if (known !== undefined) {
+        values[channel] = known;
         continue;
       }
       const decoded = await this.#arrays.decode(view, channel, p);
@@ -562,7 +562,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
         try {
           await this.store.commit(sessionId, {
             expectedRevision: view.revision,
-            append: [record],
+            append: [storedRecord(record)],
           });
         } catch (e) {
           if (isSessionKitError(e, 'conflict') || isSessionKitError(e, 'not_found'))

@@ -10,11 +10,11 @@ import {
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
 import { isSessionKitError, loadMessageWindow, type Store } from '@sessionkit/core';
+import { threadRecordOf } from './format.js';
 import {
   type CheckpointRecord,
   EMPTY_HEAD,
   type Head,
-  isThreadRecord,
   type Stored,
   type ThreadRecord,
 } from './records.js';
@@ -234,15 +234,17 @@ export class ThreadView {
   }
 
   #remember(position: number, value: unknown): void {
-    if (!isThreadRecord(value) || value.p !== position || value.g !== this.head.g)
+    const record = threadRecordOf(value);
+    if (record === undefined || record.p !== position || record.g !== this.head.g)
       throw new StaleView(this.sessionId);
-    this.#cache.set(position, value);
+    this.#cache.set(position, record);
   }
 }
 
 function headOf(sessionId: string, value: unknown): Head {
-  if (!isThreadRecord(value)) throw new StaleView(sessionId);
-  return value.h;
+  const record = threadRecordOf(value);
+  if (record === undefined) throw new StaleView(sessionId);
+  return record.h;
 }
 
 function range(from: number, to: number): number[] {

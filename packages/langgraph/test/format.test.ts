@@ -1,13 +1,15 @@
-// The stored layout: threads written by the release before format 2 (a fixture of its
-// records, with writes that landed before their checkpoint) read and go on with this
-// saver, and format 2 stores each message's bytes once.
+// The stored layout: threads written by the releases of formats 1 and 2 (a fixture of each
+// one's records, with writes that landed before their checkpoint) read and go on with this
+// saver; each message's bytes are stored once, and format 3 leaves out of a record what the
+// rest of it tells.
 import { readFileSync } from 'node:fs';
 import type { BaseMessage } from '@langchain/core/messages';
 import { MemoryStore } from '@sessionkit/memory';
 import { describe, expect, it } from 'vitest';
+import { storedRecord, threadRecordOf } from '../src/format.js';
 import { threadSessionInput } from '../src/ids.js';
 import { SessionKitSaver } from '../src/index.js';
-import type { ThreadRecord } from '../src/records.js';
+import type { Blob, ThreadRecord } from '../src/records.js';
 import { chatGraph, userTurn } from './support/graph.js';
 
 interface Fixture {
@@ -19,17 +21,23 @@ interface Fixture {
   records: ThreadRecord[];
 }
 
-const fixture = JSON.parse(
-  readFileSync(new URL('./fixtures/format-1-thread.json', import.meta.url), 'utf8'),
-) as Fixture;
+const fixtures = ([1, 2] as const).map((format) => ({
+  format,
+  fixture: JSON.parse(
+    readFileSync(new URL(`./fixtures/format-${format}-thread.json`, import.meta.url), 'utf8'),
+  ) as Fixture,
+}));
+const fixture = fixtures[0]!.fixture;
 const config = { configurable: { thread_id: fixture.threadId } };
 
-async function storeWithFixture(): Promise<{ store: MemoryStore<unknown>; sessionId: string }> {
+async function storeWithFixture(
+  f: Fixture,
+): Promise<{ store: MemoryStore<unknown>; sessionId: string }> {
   const store = new MemoryStore<unknown>();
-  const sessionId = new SessionKitSaver(store).sessionIdFor(fixture.threadId);
+  const sessionId = new SessionKitSaver(store).sessionIdFor(f.threadId);
   await store.create({
-    ...threadSessionInput(sessionId, 'langgraph', fixture.threadId, '', undefined),
-    messages: fixture.records,
+    ...threadSessionInput(sessionId, 'langgraph', f.threadId, '', undefined),
+    messages: f.records,
   });
   return { store, sessionId };
 }
@@ -37,36 +45,63 @@ async function storeWithFixture(): Promise<{ store: MemoryStore<unknown>; sessio
 const contents = (messages: unknown) =>
   ((messages ?? []) as BaseMessage[]).map((m) => String(m.content));
 
-describe('format 1 threads (the release before format 2)', () => {
+describe.each(fixtures)('format $format threads (earlier releases)', ({ format, fixture: f }) => {
+  const threadConfig = { configurable: { thread_id: f.threadId } };
+
   it('are read as that release read them: checkpoints, values and pending writes', async () => {
-    expect(fixture.records.every((r) => r.lg === 1)).toBe(true);
-    const { store } = await storeWithFixture();
+    expect(f.records.every((r) => r.lg === format)).toBe(true);
+    const { store } = await storeWithFixture(f);
     const saver = new SessionKitSaver(store);
-    const latest = await saver.getTuple(config);
-    expect(latest?.checkpoint.id).toBe(fixture.expected.latest);
+    const latest = await saver.getTuple(threadConfig);
+    expect(latest?.checkpoint.id).toBe(f.expected.latest);
     const listed = [];
-    for await (const t of saver.list(config))
+    for await (const t of saver.list(threadConfig))
       listed.push({
         id: t.checkpoint.id,
         messages: contents(t.checkpoint.channel_values.messages),
         writes: t.pendingWrites?.map(([task, channel]) => [task, channel]),
       });
-    expect(listed).toEqual(fixture.expected.listed);
+    expect(listed).toEqual(f.expected.listed);
   });
 
-  it('go on with format 2 records that a new saver reads back', async () => {
-    const { store, sessionId } = await storeWithFixture();
-    const before = fixture.expected.listed[0]!.messages;
-    const state = await chatGraph(new SessionKitSaver(store), 0).invoke(userTurn('fourth'), config);
+  it('go on with format 3 records that a new saver reads back', async () => {
+    const { store, sessionId } = await storeWithFixture(f);
+    const before = f.expected.listed[0]!.messages;
+    const state = await chatGraph(new SessionKitSaver(store), 0).invoke(
+      userTurn('fourth'),
+      threadConfig,
+    );
     expect(contents(state.messages)).toEqual([...before, 'fourth', 'reply 1 ', 'reply 1 !']);
-    const fresh = await new SessionKitSaver(store).getTuple(config);
+    const fresh = await new SessionKitSaver(store).getTuple(threadConfig);
     expect(contents(fresh?.checkpoint.channel_values.messages)).toEqual(contents(state.messages));
     const records = (await store.load(sessionId)).messages as ThreadRecord[];
-    expect(records.slice(fixture.records.length).every((r) => r.lg === 2)).toBe(true);
+    expect(records.slice(f.records.length).every((r) => r.lg === 3)).toBe(true);
+  });
+
+  it('keep their checkpoints through keepLast, which rewrites them in format 3', async () => {
+    const { store, sessionId } = await storeWithFixture(f);
+    const saver = new SessionKitSaver(store);
+    expect(await saver.keepLast(f.threadId, 3)).toBe(f.expected.listed.length - 3);
+    const listed = [];
+    for await (const t of new SessionKitSaver(store).list(threadConfig))
+      listed.push({
+        id: t.checkpoint.id,
+        messages: contents(t.checkpoint.channel_values.messages),
+      });
+    expect(listed).toEqual(
+      f.expected.listed.slice(0, 3).map(({ id, messages }) => ({ id, messages })),
+    );
+    const records = (await store.load(sessionId)).messages as ThreadRecord[];
+    expect(records.every((r) => r.lg === 3)).toBe(true);
+  });
+
+  it('read back as the same records once stored in format 3', () => {
+    for (const record of f.records)
+      expect(threadRecordOf(storedRecord(record))).toEqual({ ...record, lg: 3 });
   });
 });
 
-describe('format 2', () => {
+describe('format 3', () => {
   it("stores each node's message once, and a new saver reads the thread back", async () => {
     const store = new MemoryStore<unknown>();
     const saver = new SessionKitSaver(store);
@@ -94,21 +129,41 @@ describe('format 2', () => {
     expect(ids.every((id) => typeof id === 'string')).toBe(true);
   });
 
+  it("stores a thread in at most twice its messages' JSON, a first input twice", async () => {
+    const store = new MemoryStore<unknown>();
+    const saver = new SessionKitSaver(store);
+    const graph = chatGraph(saver, 1000);
+    const input = 'the first input '.padEnd(1000, '-');
+    await graph.invoke(userTurn(input), config);
+    for (let i = 0; i < 40; i++) await graph.invoke({ messages: [] }, config);
+    const stored = JSON.stringify(
+      (await store.load(saver.sessionIdFor(fixture.threadId))).messages,
+    );
+    // The input checkpoint's __start__ value and the start task's writes; the checkpoint
+    // after them points at those writes.
+    expect(stored.split(input).length - 1).toBe(2);
+    const state = await graph.getState(config);
+    expect(state.values.messages).toHaveLength(83);
+    expect(stored.length).toBeLessThan(2 * JSON.stringify(state.values.messages).length);
+  });
+
   it('refuses a value that points at a write of another checkpoint (a damaged history)', async () => {
     const store = new MemoryStore<unknown>();
     const saver = new SessionKitSaver(store);
     await chatGraph(saver).invoke(userTurn('hello'), config);
-    const records = (await store.load(saver.sessionIdFor(fixture.threadId)))
-      .messages as ThreadRecord[];
-    const pointing = records.find(
+    const stored = (await store.load(saver.sessionIdFor(fixture.threadId))).messages as Record<
+      string,
+      unknown
+    >[];
+    const records = stored.map((r) => threadRecordOf(r)!);
+    const pointing = records.findIndex(
       (r) => r.k === 'c' && Object.values(r.b).some((b) => 'd' in b && b.d.w !== undefined),
     );
-    const other = records.find(
-      (r) => r.k === 'w' && r.to !== (pointing as { parent?: string })?.parent,
-    );
-    expect(pointing).toBeDefined();
+    const parent = (records[pointing] as { parent?: string } | undefined)?.parent;
+    const other = records.find((r) => r.k === 'w' && r.to !== parent);
+    expect(pointing).toBeGreaterThanOrEqual(0);
     expect(other).toBeDefined();
-    for (const b of Object.values((pointing as Extract<ThreadRecord, { k: 'c' }>).b))
+    for (const b of Object.values(stored[pointing]!.b as Record<string, Blob>))
       if ('d' in b && b.d.w !== undefined) b.d.w = [[other!.p, 0]];
     const damaged = new MemoryStore<unknown>();
     await damaged.create({
@@ -119,7 +174,7 @@ describe('format 2', () => {
         '',
         undefined,
       ),
-      messages: records,
+      messages: stored,
     });
     await expect(new SessionKitSaver(damaged).getTuple(config)).rejects.toThrow(/missing write/);
   });
