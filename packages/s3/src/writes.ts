@@ -156,8 +156,14 @@ async function attemptChange<T>(
     }
     const abortAfterMs = Math.min(left, cover.landBy - performance.now());
     const written = await writeVersion(ctx, current, decision.next, abortAfterMs);
-    if (written === undefined) {
+    if (written === 'lost') {
       read = probePast(ctx.io, current, false);
+      return LOST_RACE;
+    }
+    if (written === 'dead') {
+      // The generation it started from died (its version was taken back): the head tells
+      // whether the session is gone (`not_found`) or was created again, to write on.
+      read = readHead(ctx.io, id);
       return LOST_RACE;
     }
     return { result: decision.result(written.current), ended: written.ended };
@@ -165,16 +171,16 @@ async function attemptChange<T>(
 }
 
 /**
- * One version PUT and what follows it: `undefined` when another writer took the version
- * first. Throws `not_found` when the session died meanwhile, `VersionSent` when the PUT
- * or a step after it failed.
+ * One version PUT and what follows it: `lost` when another writer took the version first,
+ * `dead` when the generation it wrote in died meanwhile (the version is taken back).
+ * Throws `VersionSent` when the PUT or a step after it failed.
  */
 async function writeVersion(
   ctx: StoreContext,
   current: Current,
   next: NextVersion,
   abortAfterMs: number,
-): Promise<{ current: Current; ended: WriteEnd } | undefined> {
+): Promise<{ current: Current; ended: WriteEnd } | 'lost' | 'dead'> {
   const { id, gen } = current;
   const n = current.n + 1;
   const tombstone = next.tombstone === true;
@@ -185,10 +191,10 @@ async function writeVersion(
   } catch (e) {
     throw new VersionSent(e);
   }
-  if (landed === 'lost') return undefined;
+  if (landed === 'lost') return 'lost';
   if (landed === 'dead') {
     await ctx.index.remove(id, gen);
-    throw errors.notFound(id);
+    return 'dead';
   }
   ctx.offPath.start(landed.text);
   const indexing = tombstone
