@@ -152,15 +152,33 @@ try {
       );
       return (count * (TURNS / 3) * 1000) / (performance.now() - start);
     };
+    // The server's own bound: raw PUTs of a turn's bytes, one loop against eight.
+    const body = await versionBytes(ids[0]);
+    const raw = async (count) => {
+      const start = performance.now();
+      await Promise.all(
+        clients.slice(0, count).map(async (own, k) => {
+          for (let i = 0; i < TURNS / 3; i++) {
+            const Key = `${prefix}raw-scaling/${k}/${i}`;
+            await own.send(new PutObjectCommand({ Bucket: server.bucket, Key, Body: body }));
+          }
+        }),
+      );
+      return (count * (TURNS / 3) * 1000) / (performance.now() - start);
+    };
     let one = 0;
     let eight = 0;
+    let rawOne = 0;
+    let rawEight = 0;
     for (let round = 0; round < 3; round++) {
       one += (await run(1)) / 3;
       eight += (await run(8)) / 3;
+      rawOne += (await raw(1)) / 3;
+      rawEight += (await raw(8)) / 3;
     }
     await Promise.all(writers.map((w) => w.close()));
     for (const own of clients) own.destroy();
-    return { one, eight };
+    return { one, eight, rawOne, rawEight };
   }
 
   // Interleaved, so that drift of a shared machine hits both alike.
@@ -213,6 +231,9 @@ try {
   console.log(`  list (2 sessions)        ${f(listMs)} ms`);
   console.log(
     `  1 writer                 ${f(scaling.one)} turns/s   8 writers on 8 sessions ${f(scaling.eight)} turns/s   = ${(scaling.eight / scaling.one).toFixed(2)}× (target ≥ 6)`,
+  );
+  console.log(
+    `  raw PUT, 1 loop          ${f(scaling.rawOne)} puts/s    8 loops                 ${f(scaling.rawEight)} puts/s    = ${(scaling.rawEight / scaling.rawOne).toFixed(2)}× (the server's bound)`,
   );
   await store.close();
 } finally {
