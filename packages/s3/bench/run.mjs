@@ -5,7 +5,9 @@
 // s3rver 3.7.1 it starts itself. s3rver ignores conditional headers, so the store opens
 // it with acceptLostUpdates (one writer here): the requests are the same ones.
 // Usage: pnpm --filter @sessionkit/s3 bench   [BENCH_TURNS=150]
+import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import {
   CreateBucketCommand,
   GetObjectCommand,
@@ -58,14 +60,16 @@ async function startServer() {
 }
 
 const server = await startServer();
-const client = new S3Client({
-  endpoint: server.endpoint,
-  region: process.env.SESSIONKIT_TEST_S3_REGION ?? 'us-east-1',
-  forcePathStyle: true,
-  credentials: server.credentials,
-  requestChecksumCalculation: 'WHEN_REQUIRED',
-  responseChecksumValidation: 'WHEN_REQUIRED',
-});
+const newClient = () =>
+  new S3Client({
+    endpoint: server.endpoint,
+    region: process.env.SESSIONKIT_TEST_S3_REGION ?? 'us-east-1',
+    forcePathStyle: true,
+    credentials: server.credentials,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+const client = newClient();
 const prefix = `sk-bench-${process.pid}-${Date.now().toString(36)}/`;
 const requests = (stats) => stats.get + stats.put + stats.list + stats.delete;
 
@@ -119,6 +123,64 @@ try {
     return (TURNS * 1000) / (performance.now() - start);
   }
 
+  /**
+   * Turns per second of one writer, and of eight writers (each a store of its own, as
+   * eight processes would be, on a session of its own) together: rounds alternate, so
+   * that drift of a shared machine hits both alike.
+   */
+  async function writerScaling() {
+    const clients = Array.from({ length: 8 }, newClient);
+    const writers = await Promise.all(
+      clients.map((own) =>
+        openS3Store({
+          client: own,
+          bucket: server.bucket,
+          prefix,
+          acceptLostUpdates: server.acceptLostUpdates,
+        }),
+      ),
+    );
+    const ids = await Promise.all(
+      writers.map(async (w, k) => (await w.create({ id: `writer-${k}` })).id),
+    );
+    const run = async (count) => {
+      const start = performance.now();
+      await Promise.all(
+        writers.slice(0, count).map(async (w, k) => {
+          for (let i = 0; i < TURNS / 3; i++) await w.commit(ids[k], { append: turn(i) });
+        }),
+      );
+      return (count * (TURNS / 3) * 1000) / (performance.now() - start);
+    };
+    // The server's own bound: raw PUTs of a turn's bytes, one loop against eight.
+    const body = await versionBytes(ids[0]);
+    const raw = async (count) => {
+      const start = performance.now();
+      await Promise.all(
+        clients.slice(0, count).map(async (own, k) => {
+          for (let i = 0; i < TURNS / 3; i++) {
+            const Key = `${prefix}raw-scaling/${k}/${i}`;
+            await own.send(new PutObjectCommand({ Bucket: server.bucket, Key, Body: body }));
+          }
+        }),
+      );
+      return (count * (TURNS / 3) * 1000) / (performance.now() - start);
+    };
+    let one = 0;
+    let eight = 0;
+    let rawOne = 0;
+    let rawEight = 0;
+    for (let round = 0; round < 3; round++) {
+      one += (await run(1)) / 3;
+      eight += (await run(8)) / 3;
+      rawOne += (await raw(1)) / 3;
+      rawEight += (await raw(8)) / 3;
+    }
+    await Promise.all(writers.map((w) => w.close()));
+    for (const own of clients) own.destroy();
+    return { one, eight, rawOne, rawEight };
+  }
+
   // Interleaved, so that drift of a shared machine hits both alike.
   const small = await commitBench(10);
   const body = await versionBytes('bench-10');
@@ -139,6 +201,8 @@ try {
   const listStart = performance.now();
   for (let i = 0; i < 20; i++) await store.list();
   const listMs = (performance.now() - listStart) / 20;
+
+  const scaling = await writerScaling();
 
   const f = (x) => x.toFixed(1).padStart(8);
   console.log(
@@ -165,8 +229,19 @@ try {
   );
   console.log(`  last 20 of them          ${f(windowMs)} ms`);
   console.log(`  list (2 sessions)        ${f(listMs)} ms`);
+  console.log(
+    `  1 writer                 ${f(scaling.one)} turns/s   8 writers on 8 sessions ${f(scaling.eight)} turns/s   = ${(scaling.eight / scaling.one).toFixed(2)}× (target ≥ 6)`,
+  );
+  console.log(
+    `  raw PUT, 1 loop          ${f(scaling.rawOne)} puts/s    8 loops                 ${f(scaling.rawEight)} puts/s    = ${(scaling.rawEight / scaling.rawOne).toFixed(2)}× (the server's bound)`,
+  );
   await store.close();
 } finally {
   client.destroy();
   await server.stop();
 }
+
+// Round trips and requests per commit, counted at the client on a server of its own.
+execFileSync(process.execPath, [fileURLToPath(new URL('./round-trips.mjs', import.meta.url))], {
+  stdio: ['ignore', 'inherit', 'ignore'],
+});

@@ -177,14 +177,14 @@ export async function readSearchTexts(
  * supersedes be removed later, see `removeSuperseded`). A fold that finds an object of
  * its chain removed (a later writer folded and pruned meanwhile) is skipped.
  */
-export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> {
+export async function foldIfLong(io: ObjectIO, current: Current): Promise<Current> {
   const { id, gen, n, state } = current;
-  if (state.chain.parts.length < FOLD_AFTER) return;
+  if (state.chain.parts.length < FOLD_AFTER) return current;
   let messages: unknown[];
   try {
     messages = await readAllMessages(io, current);
   } catch (e) {
-    if (isMissing(e)) return;
+    if (isMissing(e)) return current;
     throw e;
   }
   // Recomputed from the messages just read: no GET of 33 text objects.
@@ -194,7 +194,13 @@ export async function foldIfLong(io: ObjectIO, current: Current): Promise<void> 
   texts.catch(() => {}); // awaited below, unless the snapshot's PUT failed
   await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
   await writeSearchTextObject(io, foldTextKey(id, gen, n), await texts, doing);
-  if (await pointHeadAtFold(io, current)) await writeWitness(io, id, gen, n);
+  const moved = await pointHeadAtFold(io, current);
+  if (moved === undefined) return current;
+  await writeWitness(io, id, gen, n);
+  // The head named this very version: the writer goes on from the fold, as the head does.
+  if (moved.n !== n) return current;
+  const folded = { ...state, chain: moved.chain };
+  return { ...current, state: folded, headEtag: moved.etag };
 }
 
 /**
@@ -218,33 +224,36 @@ export function rebasedOnFold(later: Chain, folded: Chain, n: number, count: num
  * Points the head at the fold of version n while it names version n of this generation,
  * or a later version whose chain starts with all of n's (then only that prefix is replaced
  * by the fold: with writers committing back to back the head has always moved on by the
- * time a fold is written, and the fold would never take). Resolves whether it did.
+ * time a fold is written, and the fold would never take). Resolves with the head it wrote
+ * (the version it names, its chain and ETag), or `undefined` when it did not.
  */
-async function pointHeadAtFold(io: ObjectIO, current: Current): Promise<boolean> {
+async function pointHeadAtFold(
+  io: ObjectIO,
+  current: Current,
+): Promise<{ n: number; chain: Chain; etag: string } | undefined> {
   const { id, gen, n, state } = current;
   const doing = `folding session "${id}"`;
   return retryLostRaces(
     { errors, operation: 'commit', sessionId: id, maxRetries: 4, exhausted: () => FOLD_SKIPPED },
     async () => {
       const got = await io.get(headKey(id), doing);
-      if (got === undefined) return false;
+      if (got === undefined) return undefined;
       let head: HeadRecord;
       try {
         head = headFromText(got.text, id);
       } catch {
-        return false;
+        return undefined;
       }
-      if (head.gen !== gen || head.n < n || head.tombstone) return false;
+      if (head.gen !== gen || head.n < n || head.tombstone) return undefined;
       const chain = rebasedOnFold(head.state.chain, state.chain, n, state.messageCount);
-      if (chain === undefined) return false;
+      if (chain === undefined) return undefined;
       const text = headToText({ ...head, state: { ...head.state, chain } });
-      return (await io.put(headKey(id), text, { ifMatch: got.etag }, doing)).written
-        ? true
-        : LOST_RACE;
+      const out = await io.put(headKey(id), text, { ifMatch: got.etag }, doing);
+      return out.written ? { n: head.n, chain, etag: out.etag } : LOST_RACE;
     },
   ).catch((e: unknown) => {
     if (e !== FOLD_SKIPPED) throw e;
-    return false;
+    return undefined;
   });
 }
 

@@ -125,6 +125,63 @@ export class SessionIndex {
     });
   }
 
+  /**
+   * Stores `entry` (unless the index holds the same or a newer version) without the caller
+   * waiting on the shard: entries that come while a write of their shard is under way go
+   * together in its next write, so a store makes one shard PUT for many commits and no
+   * commit waits on an object that other sessions' writers share. Resolves whether the
+   * index holds the entry (or a newer one) now; never rejects.
+   */
+  putLater(id: string, entry: IndexEntry): Promise<boolean> {
+    const shard = shardOf(id, this.shards);
+    let waiting = this.#waiting.get(shard);
+    if (waiting === undefined) {
+      waiting = new Map();
+      this.#waiting.set(shard, waiting);
+    }
+    const queued = waiting;
+    return new Promise<boolean>((resolve) => {
+      const before = queued.get(id);
+      const done = [...(before?.done ?? []), resolve];
+      const newest = before === undefined || isNewer(before.entry, entry) ? entry : before.entry;
+      queued.set(id, { entry: newest, done });
+      if (!this.#flushing.has(shard)) this.#flush(shard);
+    });
+  }
+
+  /** Entries waiting for their shard's next write, by shard: the newest of each session. */
+  readonly #waiting = new Map<
+    number,
+    Map<string, { entry: IndexEntry; done: Array<(ok: boolean) => void> }>
+  >();
+  /** The shard writes of `putLater` under way. */
+  readonly #flushing = new Map<number, Promise<void>>();
+
+  /** Writes the waiting entries of `shard`, a batch at a time, until none wait. */
+  #flush(shard: number): void {
+    const run = (async () => {
+      for (;;) {
+        const batch = this.#waiting.get(shard);
+        if (batch === undefined || batch.size === 0) return;
+        this.#waiting.delete(shard);
+        const ok = await this.updateShard(shard, (entries) => {
+          let changed = false;
+          for (const [id, { entry }] of batch) {
+            if (!isNewer(entryFromJson(entries.get(id), id), entry)) continue;
+            entries.set(id, entryToJson(entry));
+            changed = true;
+          }
+          return changed;
+        }).then(
+          () => true,
+          () => false,
+        );
+        for (const { done } of batch.values()) for (const resolve of done) resolve(ok);
+      }
+    })().finally(() => this.#flushing.delete(shard));
+    this.#flushing.set(shard, run);
+  }
+
   /** Removes the entry of `id` when it is of generation `gen`. */
   async remove(id: string, gen: string): Promise<void> {
     await this.updateShard(shardOf(id, this.shards), (entries) => {
@@ -164,6 +221,11 @@ export class SessionIndex {
       .catch(() => {})
       .finally(() => this.#removals.delete(removal));
     this.#removals.add(removal);
+  }
+
+  /** Resolves once every `putLater` write begun so far has ended. */
+  async writesSettled(): Promise<void> {
+    while (this.#flushing.size > 0) await Promise.all([...this.#flushing.values()]);
   }
 
   /** Resolves once every `unmarkLater` removal begun so far has ended. */

@@ -113,29 +113,36 @@ export async function readLive(io: ObjectIO, id: string): Promise<Current> {
 export async function advanceHead(
   io: ObjectIO,
   to: Pick<Current, 'id' | 'gen' | 'n' | 'state' | 'tombstone' | 'headEtag' | 'operations'>,
-): Promise<'moved' | 'dead'> {
+): Promise<HeadMove> {
   const doing = `moving the head of "${to.id}"`;
   let etag = to.headEtag;
   const text = headToText(to);
   return retryLostRaces({ errors, operation: 'write', sessionId: to.id }, async () => {
     const out = await io.put(headKey(to.id), text, { ifMatch: etag }, doing);
-    if (out.written) return 'moved';
+    if (out.written) return { etag: out.etag };
     const now = await io.get(headKey(to.id), doing);
     if (now === undefined) return 'dead';
     let head: HeadRecord;
     try {
       head = headFromText(now.text, to.id);
     } catch {
-      return 'moved'; // a damaged head is repair()'s to rebuild
+      return { etag: undefined }; // a damaged head is repair()'s to rebuild
     }
     // Deleted (or re-created) meanwhile: a version written now landed in a dead
     // generation (its slot was freed when the deleted session's objects were removed).
     if (head.gen !== to.gen || (head.tombstone && !to.tombstone)) return 'dead';
-    if (head.n >= to.n) return 'moved';
+    if (head.n >= to.n) return { etag: head.n === to.n ? now.etag : undefined };
     etag = now.etag;
     return LOST_RACE;
   });
 }
+
+/**
+ * How a head move ended: the head names the version or a later one (`etag`: the head's
+ * ETag when it names exactly that version, as this writer wrote or read it), or the
+ * session's generation died meanwhile.
+ */
+export type HeadMove = { etag: string | undefined } | 'dead';
 
 /** What the next version writes. */
 export interface NextVersion {
@@ -149,21 +156,28 @@ export interface NextVersion {
   operationId?: string | undefined;
 }
 
+/** A version that landed: the head's ETag after its move, and its search text's write. */
+export interface Landed {
+  headEtag: string | undefined;
+  /** The search-text object's PUT, not waited for (a reader rebuilds a missing text). */
+  text: Promise<void>;
+}
+
 /**
- * Writes version `current.n + 1` with `If-None-Match: *`, then its search text, the head
- * and `alongside` (the index update) at once. `lost` when another writer took that
- * version first (re-read and decide again); `dead` when the session was deleted meanwhile
- * (the version is removed again). The version's PUT is abandoned (`unavailable`) after
- * `abortAfterMs`: a version must land within the prune grace of its head read, or a
- * removed version's slot could be taken again (see README "Storage").
+ * Writes version `current.n + 1` with `If-None-Match: *`, then moves the head to it; the
+ * search text's PUT is started beside the head move and not waited for. `lost` when
+ * another writer took that version first (re-read and decide again); `dead` when the
+ * session was deleted meanwhile (the version and its text are removed again). The
+ * version's PUT is abandoned (`unavailable`) after `abortAfterMs`: a version must land
+ * within the prune grace of its head read, or a removed version's slot could be taken
+ * again (see README "Storage"), and while its writer's marker is kept.
  */
 export async function writeNext(
   io: ObjectIO,
   current: Current,
   next: NextVersion,
-  alongside: () => Promise<void> = async () => {},
   abortAfterMs?: number,
-): Promise<'written' | 'lost' | 'dead'> {
+): Promise<Landed | 'lost' | 'dead'> {
   const n = current.n + 1;
   const record: VersionRecord = {
     n,
@@ -183,15 +197,22 @@ export async function writeNext(
   if (!out.written) return 'lost';
   const textKeyOfN = textKey(current.id, current.gen, n);
   const operations = withOperation(current.operations, next.operationId, next.state);
-  const [, head] = await Promise.all([
+  const textWrite =
     texts === undefined
-      ? undefined
-      : texts.then((bytes) => writeSearchTextObject(io, textKeyOfN, bytes, doing)),
-    advanceHead(io, { ...current, n, state: next.state, tombstone: record.tombstone, operations }),
-    alongside(),
-  ]);
-  if (head === 'moved') return 'written';
-  // The session was deleted while this version was on its way: take it back.
+      ? Promise.resolve()
+      : texts.then((bytes) => writeSearchTextObject(io, textKeyOfN, bytes, doing));
+  textWrite.catch(() => {}); // derived data: the caller tracks it, a reader rebuilds it
+  const head = await advanceHead(io, {
+    ...current,
+    n,
+    state: next.state,
+    tombstone: record.tombstone,
+    operations,
+  });
+  if (head !== 'dead') return { headEtag: head.etag, text: textWrite };
+  // The session was deleted while this version was on its way: take it back (after its
+  // text, so that no object of the dead generation is left behind).
+  await textWrite.catch(() => {});
   await io.deleteMany([version, textKeyOfN], doing);
   return 'dead';
 }

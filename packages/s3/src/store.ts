@@ -32,12 +32,15 @@ import { readLiveMessages } from './history.js';
 import { statusKey } from './keys.js';
 import { childrenIn, indexView, listSessions } from './list.js';
 import type { ObjectIO, RequestStats } from './objects.js';
+import { OffPathWork } from './off-path.js';
 import { pruneRoots } from './prune.js';
 import { rebuildIndex } from './repair.js';
 import { nextRouterTime, readRouter, recentRows, updateRouter } from './router.js';
 import type { SessionIndex } from './session-index.js';
 import { readLive } from './session-log.js';
 import { branchSession, cloneSession, insertSession, mergeSession, removeSession } from './tree.js';
+import { WriteMarkers } from './write-markers.js';
+import { rememberRead } from './writes.js';
 
 /** What `openS3Store` hands the store it opens. */
 export interface S3StoreParts {
@@ -79,6 +82,9 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     this.#ctx = {
       io: parts.io,
       index: parts.index,
+      markers: new WriteMarkers(parts.index),
+      knownHeads: new Map(),
+      offPath: new OffPathWork(),
       sessionWrites,
       pruneGraceMs: parts.pruneGraceMs,
     };
@@ -89,7 +95,11 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
   }
 
   protected override async closeBackend(): Promise<void> {
-    // Markers still being removed go first: an owned client is gone after this.
+    // Writes still under way go first, then the markers they kept up: an owned client is
+    // gone after this.
+    await this.#ctx.offPath.settled();
+    await this.#ctx.index.writesSettled();
+    this.#ctx.markers.close();
     await this.#ctx.index.settled();
     this.#ownedClient?.destroy();
   }
@@ -105,6 +115,7 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
       readLiveMessages(this.#ctx.io, id, (state) => ({ start: 0, end: state.messageCount })),
       indexView(this.#ctx),
     ]);
+    rememberRead(this.#ctx, current);
     return this.#session(current.state, messages, childrenIn(entries, id));
   }
 
@@ -148,6 +159,7 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     const { current, messages } = await readLiveMessages(this.#ctx.io, id, (state) =>
       windowBounds(window, state.messageCount),
     );
+    rememberRead(this.#ctx, current);
     const { start } = windowBounds(window, current.state.messageCount);
     return {
       messages: messages as M[],

@@ -165,6 +165,7 @@ async function promoteChildren(ctx: StoreContext, id: string, gone: State): Prom
 
 /** Removes every object of a session whose head is unreadable, and its index entry. */
 async function wipeUnreadable(ctx: StoreContext, id: string): Promise<void> {
+  ctx.knownHeads.delete(id);
   await marked(ctx, id, async () => {
     const doing = `deleting unreadable session "${id}"`;
     const keys = await ctx.io.list(`s/${id}/`, doing);

@@ -1,8 +1,9 @@
 // The two ways a session is written: a new generation (create, branch, clone) and the
-// next version of a live one (every other write). Both announce themselves with a write
-// marker, retry lost races, and update the index before they resolve. When that update
-// fails after the write landed, the write still resolves and its marker stays: readers
-// heal the entry from the session while a marker is up, so the listing stays truthful.
+// next version of a live one (every other write). Both run under a write marker and retry
+// lost races. A create updates the index before it resolves; the next version of a live
+// session leaves its index entry to be written off its path. A marker stays up until the
+// entry is written (and when that fails): readers heal the entry from the session while a
+// marker is up, so the listing stays truthful.
 import {
   LOST_RACE,
   OperationLog,
@@ -26,6 +27,7 @@ import {
   writeNext,
 } from './session-log.js';
 import { prunesAt, removeSuperseded } from './superseded.js';
+import type { WriteEnd } from './write-markers.js';
 
 /** Runs `work` between a write marker and its removal (left behind only if the server fails). */
 export async function marked<T>(ctx: StoreContext, id: string, work: () => Promise<T>): Promise<T> {
@@ -35,6 +37,15 @@ export async function marked<T>(ctx: StoreContext, id: string, work: () => Promi
   } finally {
     await ctx.index.unmark(id, token).catch(() => {});
   }
+}
+
+/**
+ * Remembers the newest version a read found as where this store's next write of the
+ * session starts (unless a write of it is under way, which will leave its own).
+ */
+export function rememberRead(ctx: StoreContext, current: Current): void {
+  if (current.tombstone || ctx.sessionWrites.isBusy(current.id)) return;
+  ctx.knownHeads.set(current.id, current);
 }
 
 /** What a change decided: the next version to write (none: nothing to write) and the result. */
@@ -58,14 +69,17 @@ async function indexLanded(update: () => Promise<void>): Promise<boolean> {
 }
 
 /**
- * Writes the next version of the live session `id`: reads its newest version, lets
- * `decide` check preconditions and compute the version (throwing `conflict`, … to write
- * nothing), and writes it with `If-None-Match: *`. A lost race re-reads and decides
- * again, so unconditional changes are never lost and conditional ones are judged against
- * the version they replace. Then the index entry, and a fold when the chain is long.
- * This store's changes of one session run one at a time, in call order (the context's
- * `SessionWriteQueue`). `signal` is checked before each version write, never after one
- * landed. Throws `not_found`, whatever `decide` throws, `aborted`, `unavailable`.
+ * Writes the next version of the live session `id`: starts from its newest version (as
+ * this store's last write of it landed it, else as the head names it), lets `decide` check
+ * preconditions and compute the version (throwing `conflict`, … to write nothing), and
+ * writes it with `If-None-Match: *`, then moves the head. A lost race reads past what it
+ * started from and decides again, so unconditional changes are never lost and conditional
+ * ones are judged against the version they replace. The index entry and the search text
+ * are written off the call's path (the store's write marker keeps listing truthful until
+ * the entry is written), a fold when the chain is long. This store's changes of one
+ * session run one at a time, in call order (the context's `SessionWriteQueue`). `signal`
+ * is checked before each version write, never after one landed. Throws `not_found`,
+ * whatever `decide` throws, `aborted`, `unavailable`.
  */
 export async function changeSession<T>(
   ctx: StoreContext,
@@ -74,95 +88,152 @@ export async function changeSession<T>(
   signal?: AbortSignal,
   operation = 'write',
 ): Promise<T> {
-  return ctx.sessionWrites.run(id, () => changeSessionNow(ctx, id, decide, signal, operation));
+  return ctx.sessionWrites.run(id, async () => {
+    // The marker (when one must be written) goes up while the head is read.
+    ctx.markers.begin(id).ready.catch(() => {}); // awaited before the version PUT
+    let end: WriteEnd = 'none';
+    try {
+      const { result, ended } = await attemptChange(ctx, id, decide, signal, operation);
+      end = ended;
+      return result;
+    } catch (e) {
+      end = e instanceof VersionSent ? 'unsure' : 'none';
+      throw e instanceof VersionSent ? e.cause : e;
+    } finally {
+      ctx.markers.end(id, end);
+    }
+  });
 }
 
-async function changeSessionNow<T>(
+/** A failure after a version PUT was sent: the version may have landed. */
+class VersionSent extends Error {
+  constructor(override readonly cause: unknown) {
+    super('a version write failed');
+  }
+}
+
+/** `changeSession`'s attempts until one writes (or decides to write nothing). */
+async function attemptChange<T>(
   ctx: StoreContext,
   id: string,
   decide: (current: Current) => Promise<Decision<T>> | Decision<T>,
   signal: AbortSignal | undefined,
   operation: string,
-): Promise<T> {
-  // The marker goes up while the head is read; it must exist before the version does.
-  const marking = ctx.index.mark(id);
-  marking.catch(() => {});
-  // True from the moment a version landed until its index entry is written; the marker
-  // stays up if the call ends meanwhile (the update failed, or the head move threw first).
-  let indexLags = false;
-  try {
-    // The first attempt starts from the head alone: if it lagged, the version write
-    // fails and later attempts read past it (not from the head, which the winner may not
-    // have moved yet).
-    let read: Promise<Current | undefined> = readHead(ctx.io, id);
-    return await retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
-      const current = await read;
-      if (current === undefined || current.tombstone) throw errors.notFound(id);
-      let decision: Decision<T>;
-      try {
-        decision = await decide(current);
-      } catch (e) {
-        // The state read named an object a fold removed since: it is not the newest.
-        if (!isMissing(e)) throw e;
-        read = readHead(ctx.io, id);
-        return LOST_RACE;
-      }
-      if (decision.next === undefined) return decision.result(current);
-      await marking;
-      throwIfAborted(errors, signal, operation, id);
-      // A version lands within half the prune grace after its head was read, or the head
-      // is read again: a removed version's slot is never taken by a writer that still
-      // thought the version before it the newest (README "Storage").
-      const left = ctx.pruneGraceMs / 2 - (performance.now() - current.readAt);
-      if (left < ctx.pruneGraceMs / 8) {
-        read = readHead(ctx.io, id);
-        return LOST_RACE;
-      }
-      const next = decision.next;
-      const tombstone = next.tombstone === true;
-      const index = async () => {
-        indexLags = true;
-        indexLags = !(await indexLanded(() =>
-          tombstone
-            ? ctx.index.remove(id, current.gen)
-            : ctx.index.put(id, entryOf(current.gen, current.n + 1, next.state)),
-        ));
-      };
-      const outcome = await writeNext(ctx.io, current, next, index, left);
-      if (outcome === 'dead') {
-        await ctx.index.remove(id, current.gen);
-        throw errors.notFound(id);
-      }
-      if (outcome === 'written') {
-        const written: Current = {
-          ...current,
-          n: current.n + 1,
-          state: next.state,
-          tombstone,
-          operations: withOperation(current.operations, next.operationId, next.state),
-        };
-        if (!tombstone) await afterWrite(ctx, written);
-        return decision.result(written);
-      }
+): Promise<{ result: T; ended: WriteEnd }> {
+  // Taken out: put back only by a write that lands. Without it the first attempt starts
+  // from the head alone: if it lagged, the version write fails and later attempts read
+  // past it (not from the head, which the winner may not have moved yet).
+  const known = ctx.knownHeads.get(id);
+  ctx.knownHeads.delete(id);
+  // Only while nearly all its time to land is left (a fold after it may have taken some):
+  // a version PUT that starts from it gets at least 3/8 of the grace, as after a head read.
+  const fresh = known !== undefined && performance.now() - known.readAt < ctx.pruneGraceMs / 8;
+  let read: Promise<Current | undefined> = fresh ? Promise.resolve(known) : readHead(ctx.io, id);
+  return retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
+    const current = await read;
+    if (current === undefined || current.tombstone) throw errors.notFound(id);
+    let decision: Decision<T>;
+    try {
+      decision = await decide(current);
+    } catch (e) {
+      // The state read named an object a fold removed since: it is not the newest.
+      if (!isMissing(e)) throw e;
+      read = readHead(ctx.io, id);
+      return LOST_RACE;
+    }
+    if (decision.next === undefined) return { result: decision.result(current), ended: 'none' };
+    // Asked again each attempt: one that retried for long runs under a younger marker.
+    const cover = ctx.markers.cover(id);
+    await cover.ready;
+    throwIfAborted(errors, signal, operation, id);
+    // A version lands within half the prune grace after its head was read, or the head
+    // is read again: a removed version's slot is never taken by a writer that still
+    // thought the version before it the newest (README "Storage").
+    const left = ctx.pruneGraceMs / 2 - (performance.now() - current.readAt);
+    if (left < ctx.pruneGraceMs / 8) {
+      read = readHead(ctx.io, id);
+      return LOST_RACE;
+    }
+    const abortAfterMs = Math.min(left, cover.landBy - performance.now());
+    const written = await writeVersion(ctx, current, decision.next, abortAfterMs);
+    if (written === 'lost') {
       read = probePast(ctx.io, current, false);
       return LOST_RACE;
-    });
-  } finally {
-    if (!indexLags) ctx.index.unmarkLater(id, marking);
+    }
+    if (written === 'dead') {
+      // The generation it started from died (its version was taken back): the head tells
+      // whether the session is gone (`not_found`) or was created again, to write on.
+      read = readHead(ctx.io, id);
+      return LOST_RACE;
+    }
+    return { result: decision.result(written.current), ended: written.ended };
+  });
+}
+
+/**
+ * One version PUT and what follows it: `lost` when another writer took the version first,
+ * `dead` when the generation it wrote in died meanwhile (the version is taken back).
+ * Throws `VersionSent` when the PUT or a step after it failed.
+ */
+async function writeVersion(
+  ctx: StoreContext,
+  current: Current,
+  next: NextVersion,
+  abortAfterMs: number,
+): Promise<{ current: Current; ended: WriteEnd } | 'lost' | 'dead'> {
+  const { id, gen } = current;
+  const n = current.n + 1;
+  const tombstone = next.tombstone === true;
+  const startedAt = performance.now();
+  let landed: Awaited<ReturnType<typeof writeNext>>;
+  try {
+    landed = await writeNext(ctx.io, current, next, abortAfterMs);
+  } catch (e) {
+    throw new VersionSent(e);
   }
+  if (landed === 'lost') return 'lost';
+  if (landed === 'dead') {
+    await ctx.index.remove(id, gen);
+    return 'dead';
+  }
+  ctx.offPath.start(landed.text);
+  const indexing = tombstone
+    ? indexLanded(() => ctx.index.remove(id, gen))
+    : ctx.index.putLater(id, entryOf(gen, n, next.state));
+  // A tombstone's entry goes before the delete resolves: the rest of the delete reads it.
+  if (tombstone) await indexing;
+  let written: Current = {
+    ...current,
+    n,
+    state: next.state,
+    tombstone,
+    headEtag: landed.headEtag ?? '',
+    headN: n,
+    operations: withOperation(current.operations, next.operationId, next.state),
+    // Version n had no successor before its own PUT was sent.
+    readAt: startedAt,
+  };
+  if (!tombstone) {
+    written = await afterWrite(ctx, written);
+    if (landed.headEtag !== undefined) ctx.knownHeads.set(id, written);
+  }
+  return { current: written, ended: { landed: { gen, n }, indexing } };
 }
 
 /**
  * What a landed version's writer does for the session's storage: folds a long chain, and
  * on some commits after a fold removes what it superseded. Neither is the write's: a
- * failure is swallowed (the next fold or removal does it), the write resolves.
+ * failure is swallowed (the next fold or removal does it), the write resolves. Resolves
+ * with the version as the writer goes on from it (from the fold when the head took it).
  */
-async function afterWrite(ctx: StoreContext, written: Current): Promise<void> {
+async function afterWrite(ctx: StoreContext, written: Current): Promise<Current> {
   const { id, gen, n, state } = written;
-  await foldIfLong(ctx.io, written).catch(() => {});
+  const next = await foldIfLong(ctx.io, written).catch(() => written);
   const base = state.chain.base;
-  if (!base.folded || !prunesAt(n, base.n)) return;
-  await removeSuperseded(ctx.io, id, gen, n, base.n, ctx.pruneGraceMs).catch(() => {});
+  if (base.folded && prunesAt(n, base.n)) {
+    await removeSuperseded(ctx.io, id, gen, n, base.n, ctx.pruneGraceMs).catch(() => {});
+  }
+  return next;
 }
 
 /**
@@ -183,6 +254,7 @@ export async function createSession(
   const id = planned.header.id;
   const state: State = { ...planned, chain: baseChain(1, messages.length) };
   const doing = `creating session "${id}"`;
+  ctx.knownHeads.delete(id);
   const marking = ctx.index.mark(id);
   marking.catch(() => {});
   // Set when the head landed and the index entry could not be written (see changeSession).
@@ -206,6 +278,8 @@ export async function createSession(
         tombstone: false,
         operations: new OperationLog(),
       });
+      // Version 1 has no successor before the head that makes it live is written.
+      const readAt = performance.now();
       const out = await ctx.io.put(
         headKey(id),
         head,
@@ -214,6 +288,9 @@ export async function createSession(
       );
       if (out.written) {
         indexLags = !(await indexLanded(() => ctx.index.put(id, entryOf(gen, 1, state))));
+        const operations = new OperationLog();
+        const created = { id, gen, n: 1, state, tombstone: false, headN: 1, operations, readAt };
+        ctx.knownHeads.set(id, { ...created, headEtag: out.etag });
         return state;
       }
       // Another writer changed the head first: drop this generation and look again.

@@ -81,7 +81,11 @@ async function expectListedAsLoaded(store: S3Store, session: Session<Message>) {
 }
 
 describe('writer processes killed with SIGKILL', () => {
-  it('30 rounds: every acknowledged turn readable, whole turns only, list equals load', async () => {
+  // Ten rounds a lane, each a process started and killed: on a loaded machine the starts
+  // alone take longer than the default minute.
+  it('30 rounds: every acknowledged turn readable, whole turns only, list equals load', {
+    timeout: 180_000,
+  }, async () => {
     expect(existsSync(BUILT), 'the kill test runs the built package: pnpm build first').toBe(true);
     const prefix = freshPrefix(server.target);
     // A short grace, so the writers' folds also remove versions while they are killed.
