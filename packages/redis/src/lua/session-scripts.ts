@@ -209,30 +209,51 @@ return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', msgs, texts, s[8] 
 `;
 
 /**
- * A listing row: {header, count, matched, parent} or nil. ARGV[1] is the lower-cased query
- * ('' for none): matched is 1 when one message's search text holds it as a plain
- * substring, or, for a session still of the previous format (not yet rebuilt), its one
- * search text does. The transcript (the message list) is never read.
+ * Shared Lua: the listing row of one session, {header, count, matched, parent}, or nil
+ * when it does not exist. `query` is the lower-cased query ('' for none): matched is 1 when
+ * one message's search text holds it as a plain substring, or, for a session still of the
+ * previous format (not yet rebuilt), its one search text does. The transcript (the message
+ * list) is never read.
  */
-export const SUMMARY = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'p', 'x')
-local matched = 0
-if ARGV[1] ~= '' then
-  local texts
-  if s[4] == '${SEARCH_FORMAT}' then
-    texts = redis.call('LRANGE', KEYS[3], 0, -1)
-  else
-    texts = {redis.call('GET', KEYS[10]) or ''}
-  end
-  for _, text in ipairs(texts) do
-    if string.find(text, ARGV[1], 1, true) then
-      matched = 1
-      break
+const SUMMARY_OF = `
+local function summary_of(meta, texts_key, legacy, query)
+  if redis.call('EXISTS', meta) == 0 then return nil end
+  local s = redis.call('HMGET', meta, 'h', 'n', 'p', 'x')
+  local matched = 0
+  if query ~= '' then
+    local texts
+    if s[4] == '${SEARCH_FORMAT}' then
+      texts = redis.call('LRANGE', texts_key, 0, -1)
+    else
+      texts = {redis.call('GET', legacy) or ''}
+    end
+    for _, text in ipairs(texts) do
+      if string.find(text, query, 1, true) then
+        matched = 1
+        break
+      end
     end
   end
+  return {s[1], s[2], matched, s[3]}
 end
-return {s[1], s[2], matched, s[3]}
+`;
+
+/** A listing row (`summary_of`) of the session whose keys are KEYS; ARGV[1]: the query. */
+export const SUMMARY = `${SUMMARY_OF}
+return summary_of(KEYS[1], KEYS[3], KEYS[10], ARGV[1])
+`;
+
+/**
+ * Standalone Redis only (the keys span slots): the listing rows of many sessions in one
+ * call. KEYS: meta, search texts and previous-format text of each session, three by three.
+ * ARGV[1]: the query. Returns one entry per session, a row or 0 when it does not exist.
+ */
+export const SUMMARIES = `${SUMMARY_OF}
+local out = {}
+for i = 1, #KEYS, 3 do
+  out[#out + 1] = summary_of(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[1]) or 0
+end
+return out
 `;
 
 /**
