@@ -57,7 +57,11 @@ export async function turnFigures({ store, client, keys, cluster, history, turns
   const stored = await client.hget(keys.session(rawId).meta, 'h');
   const header = stored.replace(/"title":"[^"]*"/, `"title":"${'x'.repeat(40)}"`);
   let version = await client.hget(keys.session(rawId).meta, 'w');
-  const sha = await client.script('LOAD', RAW_TURN);
+  // On a Cluster every master must know the script (SCRIPT LOAD goes to one node).
+  let sha;
+  for (const node of cluster ? client.nodes('master') : [client]) {
+    sha = await node.script('LOAD', RAW_TURN);
+  }
   const raw = async () => {
     const m = JSON.stringify(message(1));
     const args = [m, m.toLowerCase(), header, version, String(Date.now()), rawId];
