@@ -77,12 +77,11 @@ return 'c'
  * life token `g` and write version `w` are not the ones the plan was made from: every
  * landing of a write moves `w` (a promotion keeps the revision but still moves it), and so
  * does the fence of `SETTLE`, so a run that still finds its planned version cannot have
- * landed or been fenced before (the lookup is a linear scan of two hashes of up to 256
- * entries each: most of a turn's work in Redis). A commit naming an operation id the
- * session has recorded writes nothing and answers 'p <revision> <count> <updatedAt>' (the
- * first commit's result) before any version check. Otherwise it is applied only when the
- * life and version are the planned ones. A record stored before life tokens existed has
- * none and matches ''.
+ * landed or been fenced before (the lookup scans two hashes of up to 256 entries each).
+ * A commit naming an operation id the session has recorded writes nothing and answers
+ * 'p <revision> <count> <updatedAt>' (the first commit's result) before any version check.
+ * Otherwise it is applied only when the life and version are the planned ones. A record
+ * stored before life tokens existed has none and matches ''.
  * Messages and their search texts: `replace` the history; `truncate` keeps the first
  * `keep` (LTRIM: the cost grows with what is dropped); then the added ones are pushed.
  * The search texts are kept, trimmed and pushed only while they are this release's, one
