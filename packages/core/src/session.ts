@@ -237,6 +237,24 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
   now: Date,
   errors: ErrorFactory = coreErrors,
 ): T {
+  const next = applyCommitToHeader(header, input, now, errors);
+  next.messageCount = committedMessageCount(header.messageCount, input);
+  return next;
+}
+
+/**
+ * `applyCommitToSummary` of a header without a message count (a copy with patch,
+ * increments, `revision + 1` and `updatedAt = now`; every other field kept): what a
+ * commit's plan stores. Kept apart so a plan never adds and strips a `messageCount` field
+ * (in V8 both cost more than the rest of the header's copy). Throws as
+ * `applyCommitToSummary`. Pure.
+ */
+export function applyCommitToHeader<T extends Omit<SessionSummary, 'children' | 'messageCount'>>(
+  header: T,
+  input: CommitInput<unknown>,
+  now: Date,
+  errors: ErrorFactory = coreErrors,
+): T {
   const next: T = { ...header, metadata: { ...header.metadata } };
   const p = input.patch;
   if (p) {
@@ -290,15 +308,20 @@ export function applyCommitToSummary<T extends Omit<SessionSummary, 'children'>>
       );
     if (inc.costUsd) next.costUsd = incrementedCost(errors, header.id, next.costUsd, inc.costUsd);
   }
-  if (input.replace) next.messageCount = input.replace.length;
-  else {
-    // `truncate` keeps a prefix (checked against the stored count by `planCommit`).
-    const kept = input.truncate === undefined ? header.messageCount : input.truncate;
-    next.messageCount = kept + (input.append?.length ?? 0);
-  }
   next.revision = header.revision + 1;
   next.updatedAt = now;
   return next;
+}
+
+/**
+ * The message count after a commit of `input` to a session of `stored` messages: the
+ * replacement's length, or the kept `truncate` prefix plus `append`.
+ */
+export function committedMessageCount(stored: number, input: CommitInput<unknown>): number {
+  if (input.replace) return input.replace.length;
+  // `truncate` keeps a prefix (checked against the stored count by `planCommit`).
+  const kept = input.truncate === undefined ? stored : input.truncate;
+  return kept + (input.append?.length ?? 0);
 }
 
 /**

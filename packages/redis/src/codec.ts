@@ -10,14 +10,19 @@ export const HEADER_FORMAT = 1;
 
 const DATE_FIELDS = ['createdAt', 'updatedAt', 'archivedAt'] as const;
 
-/** The stored JSON text of a header. */
+/**
+ * The stored JSON text of a header: its fields after the format version, dates as epoch
+ * ms in their places. One spread and one `JSON.stringify` (it leaves `undefined` fields
+ * out), with no walk over the entries: it runs on every turn.
+ */
 export function encodeHeader(header: SessionHeader): string {
-  const out: Record<string, unknown> = { v: HEADER_FORMAT };
-  for (const [key, value] of Object.entries(header)) {
-    if (value === undefined) continue;
-    out[key] = value instanceof Date ? value.getTime() : value;
-  }
-  return JSON.stringify(out);
+  return JSON.stringify({
+    v: HEADER_FORMAT,
+    ...header,
+    createdAt: header.createdAt.getTime(),
+    updatedAt: header.updatedAt.getTime(),
+    archivedAt: header.archivedAt?.getTime(),
+  });
 }
 
 /**

@@ -21,6 +21,11 @@ import { scorePairs } from './scan.js';
 /** Ids read from the order set in the first step (at least the page size); it doubles up to `MAX_CHUNK`. */
 const FIRST_CHUNK = 16;
 const MAX_CHUNK = 1000;
+/**
+ * Sessions one summary script reads on standalone Redis: a script holds the server while it
+ * runs, and a search walks every search text of each session it reads.
+ */
+const SUMMARY_BATCH = 100;
 /** Walks after which a page is returned even if healing is still going on (sorted anyway). */
 const MAX_WALKS = 3;
 
@@ -91,7 +96,7 @@ async function walkOrder(
     const chunk = await readChunk(ctx, cursor, opts.oldestFirst);
     if (chunk.length === 0) break;
     advance(cursor, chunk);
-    const found = await Promise.all(chunk.map((e) => readRow(ctx, e, opts.query)));
+    const found = await readRows(ctx, chunk, opts.query);
     for (const [i, row] of found.entries()) {
       const entry = chunk[i] as IndexEntry;
       if (row === 'missing') {
@@ -164,7 +169,41 @@ type ReadRow =
   | 'missing'
   | 'corrupt';
 
-/** The summary data of one entry from the session's keys (never its messages). */
+/**
+ * The summary data of each entry from the session's keys (never its messages), in the
+ * chunk's order. On standalone Redis one script reads up to `SUMMARY_BATCH` sessions (a
+ * page is one round trip, not one per session); on a Cluster the sessions' keys span
+ * slots, so each is its own script.
+ */
+async function readRows(
+  ctx: StoreContext,
+  chunk: readonly IndexEntry[],
+  query: string | undefined,
+): Promise<ReadRow[]> {
+  if (ctx.cluster) return Promise.all(chunk.map((e) => readRow(ctx, e, query)));
+  const batches: IndexEntry[][] = [];
+  for (let i = 0; i < chunk.length; i += SUMMARY_BATCH) {
+    batches.push(chunk.slice(i, i + SUMMARY_BATCH));
+  }
+  const replies = await Promise.all(
+    batches.map((batch) =>
+      call<unknown[]>(
+        ctx,
+        SCRIPTS.summaries,
+        batch.flatMap((e) => {
+          const k = ctx.keys.session(e.id);
+          return [k.meta, k.text, k.legacyText];
+        }),
+        [query ?? ''],
+        'listing sessions',
+      ),
+    ),
+  );
+  const rows = replies.flat();
+  return chunk.map((e, i) => rowOf(e, rows[i] === 0 ? null : (rows[i] as unknown[]), query));
+}
+
+/** The summary data of one entry (`readRows` on a Cluster). */
 async function readRow(
   ctx: StoreContext,
   e: IndexEntry,
@@ -177,7 +216,16 @@ async function readRow(
     [query ?? ''],
     'listing sessions',
   );
-  if (reply === null) return 'missing';
+  return rowOf(e, reply, query);
+}
+
+/** A listing row from a summary script's reply (`null`: the session does not exist). */
+function rowOf(
+  e: IndexEntry,
+  reply: unknown[] | null | undefined,
+  query: string | undefined,
+): ReadRow {
+  if (reply === null || reply === undefined) return 'missing';
   try {
     const header = decodeHeader(e.id, reply[0]);
     const messageCount = decodeCount(e.id, reply[1]);

@@ -19,18 +19,18 @@ export class LuaScript {
 
 /**
  * Runs `script` with `keys` (all in one hash slot on a Cluster: ioredis routes by the first
- * key) and `args`. Driver errors are thrown as they are (the caller wraps them).
+ * key) and `args`. Driver errors are thrown as they are (the caller wraps them). Not an
+ * `async` function: one promise less on every call.
  */
-export async function runScript<T = unknown>(
+export function runScript<T = unknown>(
   client: RedisClient,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<T> {
-  try {
-    return (await client.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
-  } catch (e) {
+  const sent = client.evalsha(script.sha, keys.length, ...keys, ...args) as Promise<T>;
+  return sent.catch((e: unknown) => {
     if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
-    return (await client.eval(script.source, keys.length, ...keys, ...args)) as T;
-  }
+    return client.eval(script.source, keys.length, ...keys, ...args) as Promise<T>;
+  });
 }

@@ -126,5 +126,9 @@ async function settle(
 
 /** The fields of a ledger outcome after its one-letter kind ('w 5 3 10 1700000000000' → [5, 3, 10, …]). */
 export function outcomeNumbers(outcome: string): number[] {
-  return outcome.slice(1).trim().split(' ').map(Number);
+  // One split, no intermediate strings or arrays: this runs on every write.
+  const fields = outcome.split(' ');
+  const numbers: number[] = [];
+  for (let i = 1; i < fields.length; i++) numbers.push(Number(fields[i]));
+  return numbers;
 }

@@ -164,6 +164,22 @@ describe.skipIf(!available)('redis › a write whose reply is lost with its conn
     expect(await contents(other, 's')).toEqual(['next']);
   });
 
+  it('that did not land, its command arriving late with no write in between: fenced, writes nothing', async () => {
+    const { store, other, state, real } = stores();
+    await store.create({ id: 's', messages: [{ role: 'user', content: 'first' }] });
+    state.fault = { kind: 'lost', sha: SCRIPTS.write.sha, land: false };
+    const error = await store
+      .commit('s', { append: [{ role: 'user', content: 'lost' }] })
+      .catch((e: unknown) => e);
+    expect(isSessionKitError(error, 'unavailable'), String(error)).toBe(true);
+    // The session was not written since the plan: only the fence tells the late run apart.
+    const late = await real.evalsha(...(state.sent[0] as [string, number]));
+    expect(late).toBe('f');
+    expect(await contents(other, 's')).toEqual(['first']);
+    await store.commit('s', { append: [{ role: 'user', content: 'next' }] });
+    expect(await contents(other, 's')).toEqual(['first', 'next']);
+  });
+
   it('a lost delete that landed resolves (no false not_found) and promotes the children', async () => {
     const { store, other, state } = stores();
     await store.create({ id: 'p' });

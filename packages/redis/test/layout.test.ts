@@ -4,6 +4,7 @@ import { isSessionKitError } from '@sessionkit/core';
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeySpace, RedisStore } from '../src/index.js';
+import { SCRIPTS } from '../src/lua/index.js';
 import { LEDGER_TTL_MS } from '../src/lua/session-scripts.js';
 import { redisAvailable } from './env.js';
 import { dropPrefix, freshPrefix, keysUnder, newClient } from './harness.js';
@@ -68,6 +69,33 @@ describe.skipIf(!available)('redis › key layout', () => {
     expect(await s.list({ query: 'a*b' })).toEqual([]);
     await s.delete('a');
     for (const id of ids.slice(1)) expect((await s.load(id)).messages).toHaveLength(HOSTILE.length);
+  });
+
+  it('a page of a listing on standalone Redis reads its summaries in one script; a missing or damaged session is skipped', async () => {
+    client ??= newClient();
+    const real = client;
+    const prefix = freshPrefix();
+    prefixes.push(prefix);
+    const runs = new Map<string, number>();
+    const counting = Object.create(real) as Redis;
+    counting.evalsha = ((...args: [string, number]) => {
+      runs.set(args[0], (runs.get(args[0]) ?? 0) + 1);
+      return real.evalsha(...args);
+    }) as Redis['evalsha'];
+    const s = new RedisStore({ client: counting, prefix });
+    for (let i = 0; i < 30; i++) await s.create({ id: `s${i}`, title: `t${i}` });
+    runs.clear();
+    expect((await s.list({ limit: 20 })).map((x) => x.id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `s${29 - i}`),
+    );
+    expect(runs.get(SCRIPTS.summaries.sha)).toBe(1);
+    const keys = new KeySpace(prefix);
+    await real.del(keys.session('s29').meta);
+    await real.hset(keys.session('s28').meta, 'h', 'not json');
+    expect((await s.list({ limit: 20 })).map((x) => x.id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `s${27 - i}`),
+    );
+    expect(runs.get(SCRIPTS.summary.sha)).toBeUndefined();
   });
 
   it('rejects ids and prefixes that could reach another key before any I/O', async () => {

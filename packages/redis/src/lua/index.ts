@@ -12,6 +12,7 @@ export const SCRIPTS = {
   readState: new LuaScript('readState', s.READ_STATE),
   readMessages: new LuaScript('readMessages', s.READ_MESSAGES),
   summary: new LuaScript('summary', s.SUMMARY),
+  summaries: new LuaScript('summaries', s.SUMMARIES),
   delete: new LuaScript('delete', s.DELETE),
   saveStatus: new LuaScript('saveStatus', s.SAVE_STATUS),
   loadStatus: new LuaScript('loadStatus', s.LOAD_STATUS),

@@ -72,12 +72,16 @@ return 'c'
 `;
 
 /**
- * The write of commit, save, merge and a delete's promotion. A commit naming an operation
- * id the session has recorded writes nothing and answers 'p <revision> <count>
- * <updatedAt>' (the first commit's result) — checked before anything else. Otherwise it
- * is applied only when the stored life token `g` and write version `w` are the ones the
- * plan was made from (every write bumps `w`; a promotion keeps the revision but still
- * moves `w`). A record stored before life tokens existed has none and matches ''.
+ * The write of commit, save, merge and a delete's promotion. A run that finds its token
+ * in the ledger answers the recorded outcome; the ledger is looked up only when the stored
+ * life token `g` and write version `w` are not the ones the plan was made from: every
+ * landing of a write moves `w` (a promotion keeps the revision but still moves it), and so
+ * does the fence of `SETTLE`, so a run that still finds its planned version cannot have
+ * landed or been fenced before (the lookup scans two hashes of up to 256 entries each).
+ * A commit naming an operation id the session has recorded writes nothing and answers
+ * 'p <revision> <count> <updatedAt>' (the first commit's result) before any version check.
+ * Otherwise it is applied only when the life and version are the planned ones. A record
+ * stored before life tokens existed has none and matches ''.
  * Messages and their search texts: `replace` the history; `truncate` keeps the first
  * `keep` (LTRIM: the cost grows with what is dropped); then the added ones are pushed.
  * The search texts are kept, trimmed and pushed only while they are this release's, one
@@ -99,16 +103,19 @@ return 'c'
  * parentLife} when another write came first.
  */
 export const WRITE = `${SHARED}
-local done = ledger_find(ARGV[1])
-if done then return done end
+local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
+local planned = cur[4] == ARGV[3] and (cur[6] or '') == ARGV[2]
+if not planned then
+  local done = ledger_find(ARGV[1])
+  if done then return done end
+end
 local op = ARGV[14]
 if op ~= '' then
   local seen = redis.call('HGET', KEYS[8], op)
   if seen then return 'p ' .. seen end
 end
-local cur = redis.call('HMGET', KEYS[1], 'h', 'n', 'l', 'w', 'p', 'g', 'q', 'x')
 if not cur[4] then return {0} end
-if cur[4] ~= ARGV[3] or (cur[6] or '') ~= ARGV[2] then
+if not planned then
   return {1, cur[1], cur[2], cur[3], cur[4], cur[5], cur[6] or '', cur[7] or ''}
 end
 local mode = ARGV[7]
@@ -154,11 +161,15 @@ return outcome
 /**
  * Settles a write whose reply was lost: its outcome when the ledger has it, otherwise the
  * token is recorded as 'f' (not applied), so a later run of that write (a command still
- * queued or re-sent by the client) finds it and writes nothing. ARGV: token.
+ * queued or re-sent by the client) finds it and writes nothing. The fence also moves the
+ * session's write version: `WRITE` looks its token up only when the version is not the
+ * one it planned from, and no run in flight planned from a version that does not exist
+ * yet. ARGV: token.
  */
 export const SETTLE = `${SHARED}
 local done = ledger_find(ARGV[1])
 if done then return done end
+if redis.call('HEXISTS', KEYS[1], 'w') == 1 then redis.call('HINCRBY', KEYS[1], 'w', 1) end
 ledger_record(ARGV[1], 'f')
 return 'f'
 `;
@@ -197,30 +208,51 @@ return {s[1], s[2], s[3], s[4], s[5], s[6] or '', s[7] or '', msgs, texts, s[8] 
 `;
 
 /**
- * A listing row: {header, count, matched, parent} or nil. ARGV[1] is the lower-cased query
- * ('' for none): matched is 1 when one message's search text holds it as a plain
- * substring, or, for a session still of the previous format (not yet rebuilt), its one
- * search text does. The transcript (the message list) is never read.
+ * Shared Lua: the listing row of one session, {header, count, matched, parent}, or nil
+ * when it does not exist. `query` is the lower-cased query ('' for none): matched is 1 when
+ * one message's search text holds it as a plain substring, or, for a session still of the
+ * previous format (not yet rebuilt), its one search text does. The transcript (the message
+ * list) is never read.
  */
-export const SUMMARY = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-local s = redis.call('HMGET', KEYS[1], 'h', 'n', 'p', 'x')
-local matched = 0
-if ARGV[1] ~= '' then
-  local texts
-  if s[4] == '${SEARCH_FORMAT}' then
-    texts = redis.call('LRANGE', KEYS[3], 0, -1)
-  else
-    texts = {redis.call('GET', KEYS[10]) or ''}
-  end
-  for _, text in ipairs(texts) do
-    if string.find(text, ARGV[1], 1, true) then
-      matched = 1
-      break
+const SUMMARY_OF = `
+local function summary_of(meta, texts_key, legacy, query)
+  if redis.call('EXISTS', meta) == 0 then return nil end
+  local s = redis.call('HMGET', meta, 'h', 'n', 'p', 'x')
+  local matched = 0
+  if query ~= '' then
+    local texts
+    if s[4] == '${SEARCH_FORMAT}' then
+      texts = redis.call('LRANGE', texts_key, 0, -1)
+    else
+      texts = {redis.call('GET', legacy) or ''}
+    end
+    for _, text in ipairs(texts) do
+      if string.find(text, query, 1, true) then
+        matched = 1
+        break
+      end
     end
   end
+  return {s[1], s[2], matched, s[3]}
 end
-return {s[1], s[2], matched, s[3]}
+`;
+
+/** A listing row (`summary_of`) of the session whose keys are KEYS; ARGV[1]: the query. */
+export const SUMMARY = `${SUMMARY_OF}
+return summary_of(KEYS[1], KEYS[3], KEYS[10], ARGV[1])
+`;
+
+/**
+ * Standalone Redis only (the keys span slots): the listing rows of many sessions in one
+ * call. KEYS: meta, search texts and previous-format text of each session, three by three.
+ * ARGV[1]: the query. Returns one entry per session, a row or 0 when it does not exist.
+ */
+export const SUMMARIES = `${SUMMARY_OF}
+local out = {}
+for i = 1, #KEYS, 3 do
+  out[#out + 1] = summary_of(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[1]) or 0
+end
+return out
 `;
 
 /**

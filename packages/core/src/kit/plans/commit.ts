@@ -2,7 +2,12 @@
 // lineage and the result, in the order the contract gives them.
 import type { ErrorFactory } from '../../errors.js';
 import { committedLineage } from '../../history-lineage.js';
-import { applyCommitToSummary, checkCommitExpectations, nextUpdatedAt } from '../../session.js';
+import {
+  applyCommitToHeader,
+  checkCommitExpectations,
+  committedMessageCount,
+  nextUpdatedAt,
+} from '../../session.js';
 import type { CommitInput, CommitResult } from '../../types.js';
 import type { SessionState } from '../session-state.js';
 
@@ -64,12 +69,8 @@ export function planCommit(
     );
   }
   const updatedAt = nextUpdatedAt(stored.header.updatedAt, now);
-  const { messageCount, ...header } = applyCommitToSummary(
-    { ...stored.header, messageCount: count },
-    input,
-    updatedAt,
-    errors,
-  );
+  const header = applyCommitToHeader(stored.header, input, updatedAt, errors);
+  const messageCount = committedMessageCount(count, input);
   const messages: MessageChange =
     input.replace !== undefined
       ? { replace: input.replace }
