@@ -83,17 +83,20 @@ describe.skipIf(!available)('redis › key layout', () => {
       return real.evalsha(...args);
     }) as Redis['evalsha'];
     const s = new RedisStore({ client: counting, prefix });
-    for (let i = 0; i < 30; i++) await s.create({ id: `s${i}`, title: `t${i}` });
+    // Two-digit ids: sessions created in the same millisecond tie on updatedAt and are then
+    // ordered by id, which for these ids is their order of creation too.
+    const id = (i: number) => `s${String(i).padStart(2, '0')}`;
+    for (let i = 0; i < 30; i++) await s.create({ id: id(i), title: `t${i}` });
     runs.clear();
     expect((await s.list({ limit: 20 })).map((x) => x.id)).toEqual(
-      Array.from({ length: 20 }, (_, i) => `s${29 - i}`),
+      Array.from({ length: 20 }, (_, i) => id(29 - i)),
     );
     expect(runs.get(SCRIPTS.summaries.sha)).toBe(1);
     const keys = new KeySpace(prefix);
     await real.del(keys.session('s29').meta);
     await real.hset(keys.session('s28').meta, 'h', 'not json');
     expect((await s.list({ limit: 20 })).map((x) => x.id)).toEqual(
-      Array.from({ length: 20 }, (_, i) => `s${27 - i}`),
+      Array.from({ length: 20 }, (_, i) => id(27 - i)),
     );
     expect(runs.get(SCRIPTS.summary.sha)).toBeUndefined();
   });
