@@ -113,6 +113,15 @@ describe('pruneVictims', () => {
   });
 });
 
+/** A small linear congruential generator: `random(n)` is in `0..n-1`, the same run each time. */
+function seededRandom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state % n;
+  };
+}
+
 describe('OperationLog', () => {
   it('remembers the last capacity ids, oldest forgotten first; results are copies', () => {
     const log = new OperationLog(2);
@@ -172,11 +181,7 @@ describe('OperationLog', () => {
   });
 
   it('answers as the last capacity records do, ids recorded twice included (random runs)', () => {
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const random = seededRandom(7);
     for (let run = 0; run < 300; run++) {
       const capacity = 1 + random(4);
       const log = new OperationLog(capacity);
@@ -198,11 +203,7 @@ describe('OperationLog', () => {
   });
 
   it('finds exactly the newest records among many ids, through long probe runs and wraps (random runs)', () => {
-    let seed = 11;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const random = seededRandom(11);
     for (let run = 0; run < 60; run++) {
       const capacity = 1 + random(48);
       const pool = capacity + 1 + random(2 * capacity);

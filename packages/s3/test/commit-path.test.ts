@@ -12,6 +12,13 @@ const server = useTarget();
 
 const msg = (content: string): Message => ({ role: 'user', content });
 
+/** What `promise` rejects with, `undefined` when it resolves. */
+const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+
 /** The write markers of session `id` in the bucket. */
 async function markersOf(store: S3Store, id: string): Promise<number> {
   const out = await server.raw.send(
@@ -49,10 +56,7 @@ describe('a commit starts from the version its store last wrote', () => {
     // a remembers revision 2; revisions 3 and 4 are b's.
     const r = await a.commit(s.id, { append: [msg('a2')] });
     expect(r).toMatchObject({ revision: 5, messageCount: 4 });
-    const stale = await a.commit(s.id, { expectedRevision: 4, append: [msg('x')] }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const stale = await rejectionOf(a.commit(s.id, { expectedRevision: 4, append: [msg('x')] }));
     expect(isSessionKitError(stale, 'conflict')).toBe(true);
     const loaded = await b.load(s.id);
     expect(loaded.messages.map((m) => m.content)).toEqual(['a1', 'b1', 'b2', 'a2']);
@@ -68,10 +72,7 @@ describe('a commit starts from the version its store last wrote', () => {
     const s = await a.create({ id: newSessionId() });
     await a.commit(s.id, { append: [msg('kept')] });
     await b.delete(s.id);
-    const after = await a.commit(s.id, { append: [msg('lost')] }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const after = await rejectionOf(a.commit(s.id, { append: [msg('lost')] }));
     expect(isSessionKitError(after, 'not_found')).toBe(true);
     await expect(b.load(s.id)).rejects.toMatchObject({ code: 'not_found' });
     expect((await b.list()).map((x) => x.id)).not.toContain(s.id);
