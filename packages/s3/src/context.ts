@@ -1,9 +1,9 @@
 // What every operation of a store works with.
 import type { SessionWriteQueue } from '@sessionkit/core/adapter';
+import type { KnownHeads } from './known-heads.js';
 import type { ObjectIO } from './objects.js';
 import type { OffPathWork } from './off-path.js';
 import type { SessionIndex } from './session-index.js';
-import type { Current } from './session-log.js';
 import type { WriteMarkers } from './write-markers.js';
 
 /** The bucket access and the listing index of one store. */
@@ -16,9 +16,10 @@ export interface StoreContext {
    * The newest version of each session as this store's last write of it landed it: the
    * next write starts from it without reading the head (its `If-None-Match: *` fails if
    * another writer came between, and it then reads past it). Taken out by every write and
-   * put back only by one that landed, so a failure never leaves a guess behind.
+   * put back only by one that landed, so a failure never leaves a guess behind; the
+   * least recently remembered are forgotten past `KNOWN_HEADS_LIMIT`.
    */
-  knownHeads: Map<string, Current>;
+  knownHeads: KnownHeads;
   /** Derived writes (search text) the store does not wait for; `close()` does. */
   offPath: OffPathWork;
   /**

@@ -30,6 +30,7 @@ import { errors } from './errors.js';
 import { appendEvent, readEvents } from './events.js';
 import { readLiveMessages } from './history.js';
 import { statusKey } from './keys.js';
+import { KnownHeads } from './known-heads.js';
 import { childrenIn, indexView, listSessions } from './list.js';
 import type { ObjectIO, RequestStats } from './objects.js';
 import { OffPathWork } from './off-path.js';
@@ -83,7 +84,7 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
       io: parts.io,
       index: parts.index,
       markers: new WriteMarkers(parts.index),
-      knownHeads: new Map(),
+      knownHeads: new KnownHeads(),
       offPath: new OffPathWork(),
       sessionWrites,
       pruneGraceMs: parts.pruneGraceMs,
