@@ -44,4 +44,6 @@ export interface RedisStoreStats {
   messageBodyReads: number;
   /** Order entries a listing found out of step with their session and corrected. */
   indexHeals: number;
+  /** Sessions whose summaries listings read (a page reads about its own size). */
+  summaryReads: number;
 }

@@ -61,6 +61,13 @@ export interface SessionKeys {
   legacyText: string;
 }
 
+/** The header fields `list` filters on exactly (each has a sorted-set index). */
+export interface FilterValues {
+  folder: string;
+  status: string;
+  parentId?: string | undefined;
+}
+
 /** Names every key of a store under one prefix. */
 export class KeySpace {
   readonly prefix: string;
@@ -109,6 +116,33 @@ export class KeySpace {
     return `${this.prefix}{~ix}:order`;
   }
 
+  /**
+   * Sorted sets of the sessions with one `folder`, `status` or `parentId` value, scored and
+   * ordered like `order`. All in the `{~ix}` slot with `order`, so one script keeps them in
+   * step with it (and, on standalone Redis, with the session's own write).
+   */
+  folderIndex(folder: string): string {
+    return `${this.prefix}{~ix}:f:${folder}`;
+  }
+  statusIndex(status: string): string {
+    return `${this.prefix}{~ix}:s:${status}`;
+  }
+  parentIndex(parentId: string): string {
+    return `${this.prefix}{~ix}:pa:${parentId}`;
+  }
+
+  /** The filter indexes a session with these values belongs to (no parent: two). */
+  filterIndexesOf(header: FilterValues): string[] {
+    const out = [this.folderIndex(header.folder), this.statusIndex(header.status)];
+    if (header.parentId !== undefined) out.push(this.parentIndex(header.parentId));
+    return out;
+  }
+
+  /** SCAN patterns of every filter index (for `repair()` and the upgrade). */
+  get filterIndexPatterns(): string[] {
+    return ['f', 's', 'pa'].map((kind) => `${this.prefix}{~ix}:${kind}:*`);
+  }
+
   /** Sorted set: ids registered by a create that has not finished, score = when (ms). */
   get pending(): string {
     return `${this.prefix}{~ix}:new`;
@@ -120,7 +154,8 @@ export class KeySpace {
   }
 
   /**
-   * String: the store's data format, `"2"` once every session keeps its search text per
+   * String: the store's data format: `"3"` once every session is in its filter indexes,
+   * `"2"` (the previous release) once every session keeps its search text per
    * message (set by the first store of this release that opens it, after the upgrade).
    */
   get format(): string {

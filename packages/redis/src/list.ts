@@ -1,4 +1,5 @@
-// list(): the order sorted set gives ids in listing order; every summary is read from the
+// list(): the order sorted set, or with a `folder`/`status`/`parentId` filter the smallest
+// of those values' sorted sets, gives ids in listing order; every summary is read from the
 // session's own keys (never from the index), so a listed summary always equals `load`.
 // An entry that disagrees with its session is healed on the way; when that happened the
 // walk runs again so the page is in the sessions' true order.
@@ -11,8 +12,10 @@ import {
   type NormalizedListOptions,
   type SessionHeader,
 } from '@sessionkit/core/adapter';
+import type { Cluster } from 'ioredis';
 import { call, command } from './calls.js';
 import { childrenOf } from './children.js';
+import { groupByNode } from './cluster-slots.js';
 import { decodeCount, decodeHeader } from './codec.js';
 import type { StoreContext } from './context.js';
 import { SCRIPTS } from './lua/index.js';
@@ -83,6 +86,46 @@ interface Cursor {
   size: number;
 }
 
+/** The sorted index a walk reads, and which sessions belong in it. */
+interface WalkedIndex {
+  key: string;
+  /** False for an entry its session no longer belongs to (skipped, never healed). */
+  holds(header: SessionHeader): boolean;
+}
+
+/**
+ * The index a listing walks: the order set without filters, else the smallest of the
+ * filters' indexes (the other filters are checked on each summary read).
+ */
+async function chooseIndex(ctx: StoreContext, opts: NormalizedListOptions): Promise<WalkedIndex> {
+  const k = ctx.keys;
+  const choices: WalkedIndex[] = [];
+  const { folder, status, parentId } = opts;
+  if (parentId !== undefined) {
+    choices.push({ key: k.parentIndex(parentId), holds: (h) => h.parentId === parentId });
+  }
+  if (folder !== undefined) {
+    choices.push({ key: k.folderIndex(folder), holds: (h) => h.folder === folder });
+  }
+  if (status !== undefined) {
+    choices.push({ key: k.statusIndex(status), holds: (h) => h.status === status });
+  }
+  if (choices.length === 0) return { key: k.order, holds: () => true };
+  if (choices.length === 1) return choices[0] as WalkedIndex;
+  const sizes = await call<number[]>(
+    ctx,
+    SCRIPTS.indexSizes,
+    choices.map((c) => c.key),
+    [],
+    'listing sessions',
+  );
+  let best = 0;
+  for (let i = 1; i < choices.length; i++) {
+    if (Number(sizes[i]) < Number(sizes[best])) best = i;
+  }
+  return choices[best] as WalkedIndex;
+}
+
 async function walkOrder(
   ctx: StoreContext,
   { opts, want }: WalkOptions,
@@ -91,21 +134,26 @@ async function walkOrder(
   // ahead of the cursor); its newest state counts once.
   const rows = new Map<string, ListedRow>();
   let healed = false;
+  const index = await chooseIndex(ctx, opts);
   const cursor = initialCursor(opts, want);
   while (rows.size < want) {
-    const chunk = await readChunk(ctx, cursor, opts.oldestFirst);
+    const chunk = await readChunk(ctx, index.key, cursor, opts.oldestFirst);
     if (chunk.length === 0) break;
     advance(cursor, chunk);
     const found = await readRows(ctx, chunk, opts.query);
     for (const [i, row] of found.entries()) {
       const entry = chunk[i] as IndexEntry;
       if (row === 'missing') {
-        await dropOrphan(ctx, entry);
+        await dropOrphan(ctx, index.key, entry);
         continue;
       }
       if (row === 'corrupt') continue; // repair() reports it; listing never shows it
+      // An entry left by a write that did not land (or not yet): the session's own index
+      // has it; repair() removes this one.
+      if (!index.holds(row.header)) continue;
       if (row.header.updatedAt.getTime() !== entry.score) {
-        healed = (await healEntry(ctx, entry, row.header.updatedAt.getTime())) || healed;
+        const actual = row.header.updatedAt.getTime();
+        healed = (await healEntry(ctx, index.key, entry, actual)) || healed;
       }
       if (!matchesListFilters(row.entry, opts)) continue;
       if (opts.startAfter && !isAfterCursor(row.header, opts.startAfter, opts.oldestFirst))
@@ -143,6 +191,7 @@ interface IndexEntry {
 
 async function readChunk(
   ctx: StoreContext,
+  key: string,
   c: Cursor,
   oldestFirst: boolean,
 ): Promise<IndexEntry[]> {
@@ -150,7 +199,7 @@ async function readChunk(
   const until = c.until === undefined ? (oldestFirst ? '+inf' : '-inf') : `(${c.until}`;
   const args = oldestFirst ? [from, until, 'BYSCORE'] : [from, until, 'BYSCORE', 'REV'];
   const reply = await command(ctx, 'listing sessions', () =>
-    ctx.client.call('ZRANGE', ctx.keys.order, ...args, 'LIMIT', c.skip, c.size, 'WITHSCORES'),
+    ctx.client.call('ZRANGE', key, ...args, 'LIMIT', c.skip, c.size, 'WITHSCORES'),
   );
   return scorePairs(reply).map(([id, score]) => ({ id, score }));
 }
@@ -173,14 +222,15 @@ type ReadRow =
  * The summary data of each entry from the session's keys (never its messages), in the
  * chunk's order. On standalone Redis one script reads up to `SUMMARY_BATCH` sessions (a
  * page is one round trip, not one per session); on a Cluster the sessions' keys span
- * slots, so each is its own script.
+ * slots, so each is its own script, sent as one pipeline per node.
  */
 async function readRows(
   ctx: StoreContext,
   chunk: readonly IndexEntry[],
   query: string | undefined,
 ): Promise<ReadRow[]> {
-  if (ctx.cluster) return Promise.all(chunk.map((e) => readRow(ctx, e, query)));
+  ctx.stats.summaryReads += chunk.length;
+  if (ctx.cluster) return readRowsByNode(ctx, chunk, query);
   const batches: IndexEntry[][] = [];
   for (let i = 0; i < chunk.length; i += SUMMARY_BATCH) {
     batches.push(chunk.slice(i, i + SUMMARY_BATCH));
@@ -201,6 +251,61 @@ async function readRows(
   );
   const rows = replies.flat();
   return chunk.map((e, i) => rowOf(e, rows[i] === 0 ? null : (rows[i] as unknown[]), query));
+}
+
+/**
+ * On a Cluster: the summary scripts of the entries served by one node go as one pipeline
+ * (a script cannot span the sessions' slots, a pipeline can span one node's). An entry
+ * whose script failed in the pipeline (a redirection, a node that does not know the script
+ * yet) is read again on its own, routed and retried by the client.
+ */
+async function readRowsByNode(
+  ctx: StoreContext,
+  chunk: readonly IndexEntry[],
+  query: string | undefined,
+): Promise<ReadRow[]> {
+  const cluster = ctx.client as Cluster;
+  const groups = groupByNode(cluster, chunk, (e) => ctx.keys.session(e.id).meta);
+  const rows = new Map<IndexEntry, ReadRow>();
+  await Promise.all(
+    [...groups].map(async ([node, group]) => {
+      const replies = node === '' ? [] : await pipelineSummaries(ctx, group, query);
+      await Promise.all(
+        group.map(async (e, i) => {
+          const reply = replies[i];
+          rows.set(
+            e,
+            reply === undefined || reply[0] !== null
+              ? await readRow(ctx, e, query)
+              : rowOf(e, reply[1] as unknown[] | null, query),
+          );
+        }),
+      );
+    }),
+  );
+  return chunk.map((e) => rows.get(e) as ReadRow);
+}
+
+/** The summary scripts of `group` (one node's sessions) as one pipeline: `[error, reply]` each. */
+async function pipelineSummaries(
+  ctx: StoreContext,
+  group: readonly IndexEntry[],
+  query: string | undefined,
+): Promise<[Error | null, unknown][]> {
+  try {
+    return await command(ctx, 'listing sessions', async () => {
+      const pipeline = ctx.client.pipeline();
+      for (const e of group) {
+        const keys = ctx.keys.sessionKeyList(e.id);
+        pipeline.evalsha(SCRIPTS.summary.sha, keys.length, ...keys, query ?? '');
+      }
+      return ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+    });
+  } catch {
+    // The pipeline as a whole failed (its node moved or went away): each entry is read on
+    // its own, which the client routes and retries.
+    return [];
+  }
 }
 
 /** The summary data of one entry (`readRows` on a Cluster). */
@@ -239,11 +344,16 @@ function rowOf(
 }
 
 /** Corrects an entry that disagrees with its session; true when it changed it. */
-async function healEntry(ctx: StoreContext, e: IndexEntry, actual: number): Promise<boolean> {
+async function healEntry(
+  ctx: StoreContext,
+  key: string,
+  e: IndexEntry,
+  actual: number,
+): Promise<boolean> {
   const changed = await call<number>(
     ctx,
     SCRIPTS.indexHeal,
-    [ctx.keys.order],
+    [key],
     [e.id, e.score, actual],
     'healing the listing index',
   );
@@ -252,7 +362,7 @@ async function healEntry(ctx: StoreContext, e: IndexEntry, actual: number): Prom
 }
 
 /** Drops the entry of a session that does not exist, unless a create is still writing it. */
-async function dropOrphan(ctx: StoreContext, e: IndexEntry): Promise<void> {
+async function dropOrphan(ctx: StoreContext, key: string, e: IndexEntry): Promise<void> {
   const since = await command(ctx, 'listing sessions', () =>
     ctx.client.zscore(ctx.keys.pending, e.id),
   );
@@ -260,7 +370,7 @@ async function dropOrphan(ctx: StoreContext, e: IndexEntry): Promise<void> {
   await call(
     ctx,
     SCRIPTS.indexDrop,
-    [ctx.keys.order, ctx.keys.pending],
+    [key, ctx.keys.pending],
     [e.id, e.score],
     'healing the listing index',
   );

@@ -16,6 +16,8 @@ import { readStateDetail, type VersionedState } from './session-io.js';
 /** What the sessions' own keys say the index should hold. */
 interface Truth {
   order: Map<string, number>;
+  /** Filter index key → id → score. */
+  filters: Map<string, Map<string, number>>;
   children: Map<string, Set<string>>;
   /** Ids that exist (readable or not). */
   present: Set<string>;
@@ -28,7 +30,7 @@ interface Truth {
 }
 
 /**
- * Rebuilds the listing order, children sets, pending marks and the search texts that are
+ * Rebuilds the listing order, filter indexes, children sets, pending marks and the search texts that are
  * missing or of the previous release's format; reports what it did.
  */
 export async function rebuildIndex(ctx: StoreContext): Promise<RepairReport> {
@@ -40,6 +42,7 @@ export async function rebuildIndex(ctx: StoreContext): Promise<RepairReport> {
       .map(([id]) => id),
   );
   let fixed = await repairOrder(ctx, truth, inProgress);
+  fixed += await repairFilterIndexes(ctx, truth, inProgress);
   fixed += await repairChildren(ctx, truth, inProgress);
   fixed += await restoreSearchTexts(ctx, truth);
   for (const [id, since] of pending) {
@@ -66,6 +69,7 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
     .filter((id): id is string => id !== undefined);
   const truth: Truth = {
     order: new Map(),
+    filters: new Map(),
     children: new Map(),
     present: new Set(),
     textless: new Map(),
@@ -89,6 +93,10 @@ async function readTruth(ctx: StoreContext): Promise<Truth> {
       const { header } = read.state;
       if (!read.searchCurrent) truth.textless.set(id, read.state);
       truth.order.set(id, header.updatedAt.getTime());
+      for (const key of ctx.keys.filterIndexesOf(header)) {
+        const entries = truth.filters.get(key) ?? new Map<string, number>();
+        truth.filters.set(key, entries.set(id, header.updatedAt.getTime()));
+      }
       if (header.parentId !== undefined) {
         const set = truth.children.get(header.parentId) ?? new Set();
         truth.children.set(header.parentId, set.add(id));
@@ -146,11 +154,12 @@ export async function rebuildSearchTexts(
 }
 
 /**
- * The upgrade from the previous release, run by the first call of a store: unless the
+ * The upgrade from the previous releases, run by the first call of a store: unless the
  * store's format key says it is done (or the store holds no session yet), every session
- * whose search data is of the previous format (one lower-cased string that did not read
- * message parts) gets its per-message search texts rebuilt from its messages, then the
- * format key is set. Safe to run from several processes at once (each rebuild is
+ * gets its entries in the filter indexes of its folder, status and parent (format 2 had
+ * none), and one whose search data is of format 1 (one lower-cased string that did not
+ * read message parts) gets its per-message search texts rebuilt from its messages, then
+ * the format key is set. Safe to run from several processes at once (each rebuild is
  * conditional on the version it read); a session it cannot read (corrupt) is left to
  * `repair()`. A rebuild that lost a race with a write is tried again from a fresh read; a
  * session still not rebuilt after that, or any other failure (thrown: the next call
@@ -171,24 +180,38 @@ export async function upgradeStore(ctx: StoreContext): Promise<void> {
     .map((key) => k.idOfMetaKey(key))
     .filter((id): id is string => id !== undefined);
   let complete = true;
-  for (const id of ids) {
-    if (!(await upgradeSession(ctx, id))) complete = false;
+  for (let i = 0; i < ids.length; i += UPGRADE_CHUNK) {
+    const done = await Promise.all(
+      ids.slice(i, i + UPGRADE_CHUNK).map((id) => upgradeSession(ctx, id)),
+    );
+    if (done.includes(false)) complete = false;
   }
   if (complete) await command(ctx, 'opening the store', () => ctx.client.set(k.format, FORMAT));
 }
+
+/** Sessions the upgrade brings up at once. */
+const UPGRADE_CHUNK = 200;
 
 /** Rebuilds tried for one session whose rebuild keeps losing races with writes. */
 const UPGRADE_ATTEMPTS = 3;
 
 /**
- * Brings one session's search texts to this release's format: true when they are (or the
- * session is gone or corrupt: `repair()` reports it), false when writes kept moving it.
+ * Brings one session to this release's format: its entries in its filter indexes (moved
+ * forward only: a write since the read keeps its own), and its search texts rebuilt when
+ * they are of the format before. True when it is (or the session is gone or corrupt:
+ * `repair()` reports it), false when writes kept moving it.
  */
 async function upgradeSession(ctx: StoreContext, id: string): Promise<boolean> {
   for (let attempt = 0; attempt < UPGRADE_ATTEMPTS; attempt++) {
     try {
       const read = await readStateDetail(ctx, id);
-      if (read === undefined || read.searchCurrent) return true;
+      if (read === undefined) return true;
+      const { header } = read.state;
+      if (attempt === 0) {
+        const filters = ctx.keys.filterIndexesOf(header);
+        await ctx.orderWrites.set(id, header.updatedAt.getTime(), filters);
+      }
+      if (read.searchCurrent) return true;
       if (Number(await rebuildSearchTexts(ctx, id, read.state)) === 1) return true;
     } catch (e) {
       if ((e as { code?: unknown }).code === 'corrupt') return true;
@@ -230,6 +253,45 @@ async function repairOrder(
       [id, score],
       'repairing the index',
     );
+  }
+  return fixed;
+}
+
+/**
+ * Every filter index holds exactly the readable sessions of its value at their scores;
+ * entries of unreadable sessions and of creates in progress are left as they are. Each
+ * fix is conditional on the score seen, or moves an entry forward only.
+ */
+async function repairFilterIndexes(
+  ctx: StoreContext,
+  truth: Truth,
+  inProgress: Set<string>,
+): Promise<number> {
+  const found: string[] = [];
+  for (const pattern of ctx.keys.filterIndexPatterns) found.push(...(await scanKeys(ctx, pattern)));
+  const corrupt = new Set(truth.skippedCorrupt.map((c) => c.id));
+  let fixed = 0;
+  for (const key of new Set([...found, ...truth.filters.keys()])) {
+    const reply = await redis(ctx, () => ctx.client.zrange(key, '0', '-1', 'WITHSCORES'));
+    const actual = new Map(scorePairs(reply));
+    const want = truth.filters.get(key) ?? new Map<string, number>();
+    for (const [id, score] of want) {
+      const seen = actual.get(id);
+      if (seen === score) continue;
+      const script = seen === undefined || seen < score ? SCRIPTS.indexSet : SCRIPTS.indexHeal;
+      const args = script === SCRIPTS.indexSet ? [score, id] : [id, seen as number, score];
+      fixed += await call<number>(ctx, script, [key], args, 'repairing the index');
+    }
+    for (const [id, score] of actual) {
+      if (want.has(id) || corrupt.has(id) || inProgress.has(id)) continue;
+      fixed += await call<number>(
+        ctx,
+        SCRIPTS.indexUnlink,
+        [key],
+        [id, score],
+        'repairing the index',
+      );
+    }
   }
   return fixed;
 }

@@ -7,6 +7,7 @@ import { call, command } from './calls.js';
 import { decodeCount, decodeHeader, decodeLineage, encodeHeader } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
+import type { FilterValues } from './keys.js';
 import { SCRIPTS } from './lua/index.js';
 import { SEARCH_FORMAT } from './lua/session-scripts.js';
 import { confirmedCall } from './replicas.js';
@@ -145,13 +146,14 @@ export async function insertRecord(
   throwIfAborted(errors, signal, operation, id);
   const indexKeys = [k.order, k.pending];
   if (header.parentId !== undefined) indexKeys.push(k.children(header.parentId));
+  indexKeys.push(...k.filterIndexesOf(header));
   const score = header.updatedAt.getTime();
   // Confirmed by replicas when asked: an entry lost in a failover would hide the session.
   await confirmedCall(
     ctx,
     SCRIPTS.indexRegister,
     indexKeys,
-    [score, id, Date.now()],
+    [score, id, Date.now(), header.parentId === undefined ? '0' : '1'],
     'indexing a session',
   );
   const created = await writeOnce(
@@ -205,8 +207,11 @@ export interface RecordWrite {
   id: string;
   /** The token of the write call (`writeToken()`): the same for all its attempts. */
   token: string;
-  /** The life and write version of the state the plan was made from. */
-  expected: Pick<VersionedState, 'life' | 'version'>;
+  /**
+   * The state the plan was made from: its life and write version (what the write checks)
+   * and its header (the filter indexes the session leaves when the write changes them).
+   */
+  expected: Pick<VersionedState, 'life' | 'version'> & { header: FilterValues };
   /** The planned state. */
   state: SessionState;
   change: StoredChange;
@@ -230,18 +235,30 @@ export type WriteOutcome =
 
 /**
  * Writes `w` if the stored life and write version are still `w.expected` (one script on
- * the session's slot, with the listing order inside it on standalone Redis), then, on a
- * Cluster, moves the order entry forward in a second step. Returns `replayed` when the
- * session already recorded `w.operationId` (nothing written), `moved` with the current
- * state when another write came first. A write whose token the ledger already holds (an
- * earlier attempt of the same call landed) is `written` without writing again.
+ * the session's slot, with the listing order and filter indexes inside it on standalone
+ * Redis). On a Cluster the filter indexes the session joins get their entries before the
+ * write, and the order entry and the filter entries move in a second step after it.
+ * Returns `replayed` when the session already recorded `w.operationId` (nothing written),
+ * `moved` with the current state when another write came first. A write whose token the
+ * ledger already holds (an earlier attempt of the same call landed) is `written` without
+ * writing again.
  */
 export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<WriteOutcome> {
   const keys = ctx.keys.sessionKeyList(w.id);
-  if (!ctx.cluster) keys.push(ctx.keys.order);
   const { header, lineage, messageCount } = w.state;
   const c = w.change;
   const score = header.updatedAt.getTime();
+  const joined = ctx.keys.filterIndexesOf(header);
+  const before = ctx.keys.filterIndexesOf(w.expected.header);
+  const left = before.filter((key) => !joined.includes(key));
+  if (!ctx.cluster) {
+    keys.push(ctx.keys.order, ...joined, ...left);
+  } else {
+    const entering = joined.filter((key) => !before.includes(key));
+    if (entering.length > 0) {
+      await call(ctx, SCRIPTS.indexAdd, entering, [score, w.id], 'indexing a session');
+    }
+  }
   const reply = await writeOnce<unknown[]>(
     ctx,
     SCRIPTS.write,
@@ -264,6 +281,7 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
       w.operationId ?? '',
       w.parentLife ?? '-',
       c.messages.length,
+      joined.length,
       ...c.messages,
       ...c.texts,
     ],
@@ -275,7 +293,7 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
     return { kind: 'moved', current: stateOf(w.id, reply.slice(1)) };
   }
   if (reply.startsWith('p')) return { kind: 'replayed', result: resultOf(w.id, reply.slice(1)) };
-  if (ctx.cluster) await ctx.orderWrites.set(w.id, score);
+  if (ctx.cluster) await ctx.orderWrites.set(w.id, score, joined, left);
   const [version, , , , rebuild] = outcomeNumbers(reply);
   if (!reply.startsWith('w') || !Number.isSafeInteger(version)) {
     throw errors.corrupt(w.id, `unexpected outcome of a write (${reply.slice(0, 40)})`);

@@ -95,7 +95,7 @@ export class RedisStore<M = Message> extends BaseStore<M> implements FullStore<M
   /** The key prefix of this store. */
   readonly prefix: string;
   /** Counters for tests: message-body reads, index entries healed by listings. */
-  readonly stats: RedisStoreStats = { messageBodyReads: 0, indexHeals: 0 };
+  readonly stats: RedisStoreStats = { messageBodyReads: 0, indexHeals: 0, summaryReads: 0 };
   readonly #ctx: StoreContext;
   readonly #owned: boolean;
 

@@ -193,8 +193,22 @@ export async function removeSession(
   }
   const k = ctx.keys;
   const indexKeys = [k.order, k.pending, k.children(id)];
-  if (deleted.header.parentId !== undefined) indexKeys.push(k.children(deleted.header.parentId));
-  await call(ctx, SCRIPTS.indexForget, indexKeys, [id], `deleting session "${id}"`);
+  const parentId = deleted.header.parentId;
+  if (parentId !== undefined) indexKeys.push(k.children(parentId));
+  // An unreadable header named no folder or status: listing drops those entries (their
+  // session is gone) and so does repair().
+  if (deleted.filters !== undefined) {
+    indexKeys.push(...k.filterIndexesOf({ ...deleted.filters, parentId }));
+  } else if (parentId !== undefined) {
+    indexKeys.push(k.parentIndex(parentId));
+  }
+  await call(
+    ctx,
+    SCRIPTS.indexForget,
+    indexKeys,
+    [id, parentId === undefined ? '0' : '1'],
+    `deleting session "${id}"`,
+  );
   await call(
     ctx,
     SCRIPTS.forgetSession,
@@ -209,6 +223,8 @@ type DeletedSide = Pick<SessionState, 'header' | 'lineage'> & {
   /** Its life token and its own parent's (what a promoted child is now under). */
   life: string;
   parentLife: string;
+  /** The folder and status whose indexes held it (`undefined`: unknown). */
+  filters: { folder: string; status: string } | undefined;
 };
 
 /**
@@ -218,14 +234,26 @@ type DeletedSide = Pick<SessionState, 'header' | 'lineage'> & {
  * unreadable one gives no branch point, and its children are promoted as from a root's.
  */
 function deletedSide(id: string, outcome: string): DeletedSide {
-  const [at = '', parent = '', lineage = '', life = '', parentLife = ''] = outcome
+  const [at = '', parent = '', lineage = '', life = '', parentLife = '', ...rest] = outcome
     .slice(1)
     .split('\n');
   const header = { id, parentId: parent === '' ? undefined : parent } as SessionHeader;
   const branchedAtTurn = Number(at);
   if (at !== '' && Number.isSafeInteger(branchedAtTurn)) header.branchedAtTurn = branchedAtTurn;
   const decoded = decodeLineage(lineage === '' ? undefined : lineage);
-  return { header, lineage: decoded, life, parentLife };
+  return { header, lineage: decoded, life, parentLife, filters: filtersOf(rest.join('\n')) };
+}
+
+/** `[folder, status]` from a delete's outcome (absent in one recorded by the previous release). */
+function filtersOf(text: string): DeletedSide['filters'] {
+  if (text === '') return undefined;
+  try {
+    const [folder, status] = JSON.parse(text) as unknown[];
+    if (typeof folder === 'string' && typeof status === 'string') return { folder, status };
+  } catch {
+    // Unreadable: as if unknown.
+  }
+  return undefined;
 }
 
 /**

@@ -41,17 +41,22 @@ describe.skipIf(!available)(
       const { s, k, c } = fresh();
       await s.create({ id: 'real', title: 'r' });
       // The create registered its index entry and died before writing the session.
+      const filters = k.filterIndexesOf({ folder: '', status: 'active', parentId: 'real' });
       await c.eval(
         ix.INDEX_REGISTER,
-        3,
+        3 + filters.length,
         k.order,
         k.pending,
         k.children('real'),
+        ...filters,
         Date.now(),
         'ghost',
         Date.now(),
+        '1',
       );
       expect((await s.list()).map((x) => x.id)).toEqual(['real']);
+      expect((await s.list({ folder: '' })).map((x) => x.id)).toEqual(['real']);
+      expect(await s.list({ parentId: 'real' })).toEqual([]);
       expect((await s.load('real')).children).toEqual([]);
       await expectTruthful(s);
       // Within the grace period a create may still be running: repair leaves it.
@@ -60,6 +65,7 @@ describe.skipIf(!available)(
       const report = await s.repair();
       expect(report.indexEntriesFixed).toBeGreaterThanOrEqual(2); // the order entry and the pending mark
       expect(await c.zscore(k.order, 'ghost')).toBeNull();
+      for (const key of filters) expect(await c.zscore(key, 'ghost'), key).toBeNull();
       expect(await c.exists(k.pending)).toBe(0);
       expect((await s.repair()).indexEntriesFixed).toBe(0);
     });

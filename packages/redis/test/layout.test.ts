@@ -167,11 +167,16 @@ describe.skipIf(!available)('redis › key layout', () => {
     expect(await c.exists(ledgerPrevious)).toBe(0);
     const e = await s.load('short').catch((x: unknown) => x);
     expect(isSessionKitError(e, 'not_found')).toBe(true);
+    // Each listing drops the expired entry of the index it walks.
+    expect(await s.list()).toEqual([]);
     expect(await s.list({ folder: 'f' })).toEqual([]);
+    expect(await s.list({ status: 'active' })).toEqual([]);
     expect(await s.resolve('tg', 'c', '', '')).toBe('');
     expect(await s.recent()).toEqual([]);
-    // The listing that met the expired entry dropped it; repair finds nothing left.
-    expect(await c.zscore(k.order, 'short')).toBeNull();
+    // The listings that met the expired entries dropped them; repair finds nothing left.
+    for (const key of [k.order, k.folderIndex('f'), k.statusIndex('active')]) {
+      expect(await c.zscore(key, 'short'), key).toBeNull();
+    }
     expect((await s.repair()).indexEntriesFixed).toBe(0);
   });
 });

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeySpace, RedisStore } from '../src/index.js';
 import { SCRIPTS } from '../src/lua/index.js';
+import { FORMAT } from '../src/lua/index-scripts.js';
 import { redisAvailable } from './env.js';
 import { dropPrefix, freshPrefix, newClient } from './harness.js';
 
@@ -93,11 +94,16 @@ describe.skipIf(!available)('redis › upgrade from the previous release', () =>
     expect(ids(await store.list({ query: 'zeppelin' }))).toEqual(['chat']);
     expect(ids(await store.list({ query: 'needle' }))).toEqual(['plain']);
     expect(ids(await store.list())).toEqual(['chat', 'empty', 'plain']);
+    expect(ids(await store.list({ folder: '', status: 'active' }))).toEqual([
+      'chat',
+      'empty',
+      'plain',
+    ]);
     for (const id of ['chat', 'plain', 'empty']) {
       expect(await c.exists(keys.session(id).legacyText), id).toBe(0);
     }
     expect(await c.lrange(keys.session('chat').text, 0, -1)).toEqual(['plan the zeppelin trip']);
-    expect(await c.get(keys.format)).toBe('2');
+    expect(await c.get(keys.format)).toBe(FORMAT);
     // Upgraded sessions take every write of this release; search follows a truncation.
     await store.commit('chat', { truncate: 0, append: [ui('m2', 'user', 'a balloon instead')] });
     expect(await store.list({ query: 'zeppelin' })).toEqual([]);
@@ -109,11 +115,13 @@ describe.skipIf(!available)('redis › upgrade from the previous release', () =>
     const { c, prefix, keys } = setup();
     const store = new RedisStore({ client: c, prefix });
     await store.create({ id: 'new', messages: [ui('a', 'user', 'fresh text')] });
-    expect(await c.get(keys.format)).toBe('2');
+    expect(await c.get(keys.format)).toBe(FORMAT);
     await writePrevious(c, keys, 'late', [ui('b', 'assistant', 'Written by an OLD process')], '');
     expect(await store.list({ query: 'old process' })).toEqual([]);
-    expect((await store.repair()).indexEntriesFixed).toBe(1);
+    // Its search texts, and its entries in the indexes of its folder and status.
+    expect((await store.repair()).indexEntriesFixed).toBe(3);
     expect(ids(await store.list({ query: 'old process' }))).toEqual(['late']);
+    expect(ids(await store.list({ folder: '' }))).toEqual(['late', 'new']);
     expect(ids(await store.list({ query: 'fresh' }))).toEqual(['new']);
     expect(await c.exists(keys.session('late').legacyText)).toBe(0);
   });
@@ -126,7 +134,7 @@ describe.skipIf(!available)('redis › upgrade from the previous release', () =>
     const { c, prefix, keys } = setup();
     const store = new RedisStore({ client: c, prefix });
     expect(await store.list()).toEqual([]);
-    expect(await c.get(keys.format)).toBe('2');
+    expect(await c.get(keys.format)).toBe(FORMAT);
     await writePrevious(
       c,
       keys,
@@ -167,16 +175,38 @@ describe.skipIf(!available)('redis › upgrade from the previous release', () =>
       expect(ids(await store.list({ query: 'echo' }))).toEqual(['raced']);
       expect(raced).toBe(true);
       expect(await c.lrange(keys.session('raced').text, 0, -1)).toEqual(['an echo of parts']);
-      expect(await c.get(keys.format)).toBe('2');
+      expect(await c.get(keys.format)).toBe(FORMAT);
     } finally {
       own.disconnect();
     }
+  });
+
+  it('the first call of a store of format 2 (no filter indexes) builds them', async () => {
+    const { c, prefix, keys } = setup();
+    // Format 2 stored every key this release stores except the filter indexes: a store of
+    // this release writes the sessions, then the indexes go and the format key says 2.
+    const writer = new RedisStore({ client: c, prefix });
+    await writer.create({ id: 'a1', folder: 'a' });
+    await writer.create({ id: 'a2', folder: 'a', status: 'done' });
+    await writer.create({ id: 'k1', folder: 'b', parentId: 'a1' });
+    for (const pattern of keys.filterIndexPatterns) {
+      for (const key of await c.keys(pattern)) await c.del(key);
+    }
+    await c.set(keys.format, '2');
+    const store = new RedisStore({ client: c, prefix });
+    expect(ids(await store.list({ folder: 'a' }))).toEqual(['a1', 'a2']);
+    expect(ids(await store.list({ status: 'done' }))).toEqual(['a2']);
+    expect(ids(await store.list({ status: 'active', folder: 'b' }))).toEqual(['k1']);
+    expect(ids(await store.list({ parentId: 'a1' }))).toEqual(['k1']);
+    expect(await c.get(keys.format)).toBe(FORMAT);
+    expect(await c.zscore(keys.folderIndex('a'), 'a1')).toBe(await c.zscore(keys.order, 'a1'));
+    expect((await store.repair()).indexEntriesFixed).toBe(0);
   });
 
   it('a store with no session is marked current without a scan', async () => {
     const { c, prefix, keys } = setup();
     const store = new RedisStore({ client: c, prefix });
     expect(await store.list()).toEqual([]);
-    expect(await c.get(keys.format)).toBe('2');
+    expect(await c.get(keys.format)).toBe(FORMAT);
   });
 });

@@ -93,8 +93,10 @@ return 'c'
  * ARGV: token, expectedLife, expectedVersion, header, revision (kept in `r` for events),
  * lineage, mode ('append' | 'truncate' | 'replace'), ttlMs, keep, parentId, newCount,
  * updatedAtMs, id, operationId ('' none), parentLife ('-' keeps it: only a promotion
- * changes the parent), added count k, messages… (k), texts… (k).
- * Extra KEYS[11] (standalone only): the listing order, updated in the same step.
+ * changes the parent), added count k, filter indexes joined a, messages… (k), texts… (k).
+ * Extra KEYS (standalone only), updated in the same step: KEYS[11] the listing order, then
+ * the a filter indexes of the written header (the entry moves to its score), then those of
+ * the header it was planned over that the written one left (the entry goes).
  * Returns the outcome 'w <version> <revision> <count> <updatedAt> <rebuild>' (written, now
  * or by an earlier run of this token; <rebuild> is '1' when the search texts are left to be
  * rebuilt, '0' otherwise; an outcome recorded before it existed has none), 'p …' (a
@@ -134,9 +136,9 @@ elseif mode == 'truncate' then
     redis.call('DEL', KEYS[3], KEYS[10])
   end
 end
-push_range(KEYS[2], 17, 16 + k)
+push_range(KEYS[2], 18, 17 + k)
 if current then
-  push_range(KEYS[3], 17 + k, 16 + 2 * k)
+  push_range(KEYS[3], 18 + k, 17 + 2 * k)
 elseif k > 0 then
   redis.call('DEL', KEYS[3])
 end
@@ -150,7 +152,17 @@ if op ~= '' then
   end
 end
 expire_all(tonumber(ARGV[8]))
-if #KEYS >= 11 then redis.call('ZADD', KEYS[11], 'GT', ARGV[12], ARGV[13]) end
+if #KEYS >= 11 then
+  redis.call('ZADD', KEYS[11], 'GT', ARGV[12], ARGV[13])
+  local joined = 11 + tonumber(ARGV[17])
+  for i = 12, #KEYS do
+    if i <= joined then
+      redis.call('ZADD', KEYS[i], 'GT', ARGV[12], ARGV[13])
+    else
+      redis.call('ZREM', KEYS[i], ARGV[13])
+    end
+  end
+end
 local rebuild = '0'
 if not current then rebuild = '1' end
 local outcome = 'w ' .. version .. ' ' .. ARGV[5] .. ' ' .. ARGV[11] .. ' ' .. ARGV[12] .. ' ' .. rebuild
@@ -259,8 +271,9 @@ return out
  * Deletes the data keys of the session, its operation ids included (the ledger stays and
  * expires on its own).
  * ARGV: token. Returns the outcome
- * 'd<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>' (what the children's
- * promotion needs; branchedAtTurn '' when absent or the header is unreadable),
+ * 'd<branchedAtTurn>\n<parent>\n<lineage>\n<life>\n<parentLife>\n<filters>' (what the
+ * children's promotion needs; branchedAtTurn '' when absent or the header is unreadable;
+ * filters the JSON `[folder, status]` whose indexes held it, '' when unreadable),
  * now or from an earlier run of this token, 'f' (settled as not applied) or nil when missing.
  */
 export const DELETE = `${SHARED}
@@ -269,12 +282,16 @@ if done then return done end
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 local s = redis.call('HMGET', KEYS[1], 'h', 'l', 'p', 'g', 'q')
 local at = ''
+local filters = ''
 local ok, header = pcall(cjson.decode, s[1] or '')
-if ok and type(header) == 'table' and type(header.branchedAtTurn) == 'number' then
-  at = string.format('%d', header.branchedAtTurn)
+if ok and type(header) == 'table' then
+  if type(header.branchedAtTurn) == 'number' then at = string.format('%d', header.branchedAtTurn) end
+  if type(header.folder) == 'string' and type(header.status) == 'string' then
+    filters = cjson.encode({header.folder, header.status})
+  end
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10])
-local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '') .. '\\n' .. (s[4] or '') .. '\\n' .. (s[5] or '')
+local outcome = 'd' .. at .. '\\n' .. (s[3] or '') .. '\\n' .. (s[2] or '') .. '\\n' .. (s[4] or '') .. '\\n' .. (s[5] or '') .. '\\n' .. filters
 ledger_record(ARGV[1], outcome)
 return outcome
 `;
