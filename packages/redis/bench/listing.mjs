@@ -10,11 +10,17 @@ function shapeOf(n) {
   };
 }
 
-/** Mean time (ms) of `n` calls of `fn`. */
+/** Median and mean time (ms) of `n` calls of `fn` (the median is what a call costs on a machine that other jobs share; the mean also carries their pauses). */
 async function timed(fn, n) {
-  const start = performance.now();
-  for (let i = 0; i < n; i++) await fn();
-  return (performance.now() - start) / n;
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const mean = times.reduce((a, b) => a + b, 0) / n;
+  return { median: times[Math.floor(n / 2)], mean };
 }
 
 export async function listFigures({ store, sessions }) {
@@ -38,7 +44,9 @@ export async function listFigures({ store, sessions }) {
     );
   }
   const fillSeconds = (Date.now() - started) / 1000;
-  const page = (opts) => timed(() => store.list({ limit: 20, ...opts }), 20);
+  // One listing first, so the figures do not carry the scripts' first load on each node.
+  await store.list({ limit: 20 });
+  const page = (opts) => timed(() => store.list({ limit: 20, ...opts }), 40);
   const figures = {
     sessions,
     fillSeconds,
@@ -49,6 +57,6 @@ export async function listFigures({ store, sessions }) {
   };
   const hits = await store.list({ query: 'QUESTION 1000000' });
   figures.hits = hits.map((s) => s.id);
-  figures.searchMs = await timed(() => store.list({ query: 'question 1000000' }), 1);
+  figures.searchMs = (await timed(() => store.list({ query: 'question 1000000' }), 1)).mean;
   return figures;
 }

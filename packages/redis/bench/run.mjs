@@ -5,7 +5,7 @@
 // message; a 20 MB load beside JSON.parse of its bytes; list 20 of BENCH_SESSIONS
 // (default 100,000) without and with a folder, status or parent filter; search over them.
 // BENCH_TURNS (default 3000) turns per line and history, BENCH_TARGETS (default
-// "standalone,cluster").
+// "standalone,cluster"), BENCH_PARTS (default "turns,bytes,load,list": the parts to run).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 3000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100_000);
 const TARGETS = (process.env.BENCH_TARGETS ?? 'standalone,cluster').split(',');
 const URL_ = process.env.SESSIONKIT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'turns,bytes,load,list').split(','));
 const HISTORIES = [10, 1_000, 10_000];
 
 async function commitFigures(client, prefix, cluster) {
@@ -75,6 +76,21 @@ const pct = (a, b) => `${((100 * a) / b).toFixed(0)} %`;
 
 function print(target, turns, bytes, load, list) {
   console.log(`\n## ${target}\n`);
+  if (turns) printTurns(turns);
+  if (bytes) {
+    console.log(
+      `\nbytes per message (${bytes.messages} messages, MEMORY USAGE): ${(bytes.storedBytes / bytes.jsonBytes).toFixed(2)}× the JSON (${bytes.jsonBytes} JSON bytes, ${bytes.storedBytes} stored: ${bytes.perKey.map(([k, b]) => `${k} ${b}`).join(', ')})`,
+    );
+  }
+  if (load) {
+    console.log(
+      `load of a ${load.mb.toFixed(1)} MB transcript: ${load.loadMs.toFixed(0)} ms; JSON.parse of its bytes: ${load.parseMs.toFixed(0)} ms (${(load.loadMs / load.parseMs).toFixed(1)}×)`,
+    );
+  }
+  if (list) printList(list);
+}
+
+function printTurns(turns) {
   console.log(
     '| history | commit ops/s | raw ops/s | commit / raw | commit CPU µs/turn | raw CPU µs/turn | CPU commit / raw |',
   );
@@ -86,15 +102,13 @@ function print(target, turns, bytes, load, list) {
       `| ${r.history} | ${s.opsPerSecond.toFixed(0)} | ${w.opsPerSecond.toFixed(0)} | ${pct(s.opsPerSecond, w.opsPerSecond)} | ${s.cpuMicros.toFixed(0)} | ${w.cpuMicros.toFixed(0)} | ${(s.cpuMicros / w.cpuMicros).toFixed(2)} |`,
     );
   }
-  console.log(
-    `\nbytes per message (${bytes.messages} messages, MEMORY USAGE): ${(bytes.storedBytes / bytes.jsonBytes).toFixed(2)}× the JSON (${bytes.jsonBytes} JSON bytes, ${bytes.storedBytes} stored: ${bytes.perKey.map(([k, b]) => `${k} ${b}`).join(', ')})`,
-  );
-  console.log(
-    `load of a ${load.mb.toFixed(1)} MB transcript: ${load.loadMs.toFixed(0)} ms; JSON.parse of its bytes: ${load.parseMs.toFixed(0)} ms (${(load.loadMs / load.parseMs).toFixed(1)}×)`,
-  );
+}
+
+function printList(list) {
   console.log(`${list.sessions} sessions written in ${list.fillSeconds.toFixed(1)} s`);
+  const ms = (t) => `${t.median.toFixed(2)} ms (mean ${t.mean.toFixed(2)})`;
   console.log(
-    `list 20 of ${list.sessions}: ${list.list20.toFixed(2)} ms; folder filter ${list.folder20.toFixed(2)} ms; status filter ${list.status20.toFixed(2)} ms; parent filter ${list.parent20.toFixed(2)} ms (each 1 in 10)`,
+    `list 20 of ${list.sessions}, median of 40 calls: ${ms(list.list20)}; folder filter ${ms(list.folder20)}; status filter ${ms(list.status20)}; parent filter ${ms(list.parent20)} (each 1 in 10)`,
   );
   console.log(`search (one hit, ${list.hits.join(', ')}): ${list.searchMs.toFixed(0)} ms`);
 }
@@ -121,18 +135,26 @@ for (const target of TARGETS) {
   client.on('error', () => {});
   current = { client, prefix, cluster: target === 'cluster' };
   try {
-    const turns = await commitFigures(client, prefix, target === 'cluster');
-    const bytesStore = new RedisStore({ client, prefix: `${prefix}bytes:` });
-    const bytes = await bytesFigures({
-      store: bytesStore,
-      client,
-      keys: new KeySpace(`${prefix}bytes:`),
-    });
-    await bytesStore.close();
-    const load = await loadFigure(client, prefix);
-    const listStore = new RedisStore({ client, prefix: `${prefix}list:` });
-    const list = await listFigures({ store: listStore, sessions: SESSIONS });
-    await listStore.close();
+    const turns = PARTS.has('turns')
+      ? await commitFigures(client, prefix, target === 'cluster')
+      : undefined;
+    let bytes;
+    if (PARTS.has('bytes')) {
+      const bytesStore = new RedisStore({ client, prefix: `${prefix}bytes:` });
+      bytes = await bytesFigures({
+        store: bytesStore,
+        client,
+        keys: new KeySpace(`${prefix}bytes:`),
+      });
+      await bytesStore.close();
+    }
+    const load = PARTS.has('load') ? await loadFigure(client, prefix) : undefined;
+    let list;
+    if (PARTS.has('list')) {
+      const listStore = new RedisStore({ client, prefix: `${prefix}list:` });
+      list = await listFigures({ store: listStore, sessions: SESSIONS });
+      await listStore.close();
+    }
     print(target, turns, bytes, load, list);
   } finally {
     await cleanup(client, prefix, target === 'cluster').catch(() => {});

@@ -286,21 +286,33 @@ async function readRowsByNode(
   return chunk.map((e) => rows.get(e) as ReadRow);
 }
 
-/** The summary scripts of `group` (one node's sessions) as one pipeline: `[error, reply]` each. */
+/**
+ * The summary scripts of `group` (one node's sessions) as one pipeline: `[error, reply]`
+ * each. A node that does not know the script yet gets it once, in a second pipeline that
+ * sends its source (EVAL caches it for the next listings).
+ */
 async function pipelineSummaries(
   ctx: StoreContext,
   group: readonly IndexEntry[],
   query: string | undefined,
 ): Promise<[Error | null, unknown][]> {
-  try {
-    return await command(ctx, 'listing sessions', async () => {
+  const send = (entries: readonly IndexEntry[], withSource: boolean) =>
+    command(ctx, 'listing sessions', async () => {
       const pipeline = ctx.client.pipeline();
-      for (const e of group) {
+      for (const e of entries) {
         const keys = ctx.keys.sessionKeyList(e.id);
-        pipeline.evalsha(SCRIPTS.summary.sha, keys.length, ...keys, query ?? '');
+        if (withSource) pipeline.eval(SCRIPTS.summary.source, keys.length, ...keys, query ?? '');
+        else pipeline.evalsha(SCRIPTS.summary.sha, keys.length, ...keys, query ?? '');
       }
       return ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
     });
+  try {
+    const replies = await send(group, false);
+    const unknown = group.filter((_, i) => replies[i]?.[0]?.message.startsWith('NOSCRIPT'));
+    if (unknown.length === 0) return replies;
+    const loaded = await send(unknown, true);
+    let next = 0;
+    return replies.map((r) => (r[0]?.message.startsWith('NOSCRIPT') ? (loaded[next++] ?? r) : r));
   } catch {
     // The pipeline as a whole failed (its node moved or went away): each entry is read on
     // its own, which the client routes and retries.
