@@ -255,8 +255,10 @@ export async function writeRecord(ctx: StoreContext, w: RecordWrite): Promise<Wr
     keys.push(ctx.keys.order, ...joined, ...left);
   } else {
     const entering = joined.filter((key) => !before.includes(key));
+    // Confirmed by replicas when asked, like a create's entries: one lost in a failover
+    // would hide the session from listings filtered on its new value.
     if (entering.length > 0) {
-      await call(ctx, SCRIPTS.indexAdd, entering, [score, w.id], 'indexing a session');
+      await confirmedCall(ctx, SCRIPTS.indexAdd, entering, [score, w.id], 'indexing a session');
     }
   }
   const reply = await writeOnce<unknown[]>(
