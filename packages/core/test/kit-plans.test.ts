@@ -227,6 +227,23 @@ describe('OperationLog', () => {
     }
   });
 
+  it('at the default capacity, forgets exactly the ids older than the last 1,000 through many rebuilds of its table', () => {
+    const log = new OperationLog();
+    const result = (i: number) => ({ revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+    for (let i = 0; i < 5_500; i++) {
+      // Now and then a repeat of a remembered id: found, so not recorded again (a replay).
+      const id = i % 97 === 0 && i >= 500 ? `op-${i - 500}` : `op-${i}`;
+      if (log.find(id) === undefined) log.record(id, result(i));
+    }
+    const ids = log.entries().map(([id]) => id);
+    expect(ids).toHaveLength(1_000);
+    expect(new Set(ids).size).toBe(1_000);
+    expect(log.find('op-5499')?.revision).toBe(5_500);
+    for (const [id, r] of log.entries()) expect(log.find(id)).toEqual(r);
+    expect(log.find('op-4000')).toBeUndefined();
+    expect(log.find('op-0')).toBeUndefined();
+  });
+
   it('refuses a capacity that is not a whole number of ids', () => {
     for (const capacity of [-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => new OperationLog(capacity)).toThrow(RangeError);

@@ -183,3 +183,62 @@ export function headAfterPut(
   const pre = id === head.cp ? [...early, ...head.w] : [...early];
   return { head: { g: head.g, cp: id, at: p, sorted, lr: r, w: [], late, heads }, pre };
 }
+
+/**
+ * The refs of a checkpoint put at position `p`: each channel of `versions` that the put
+ * changed is stored at `p`; any other is found at its parent checkpoint's ref of the same
+ * version first (a fork may share version numbers with its sibling), else at the newest
+ * value of the channel if its version matches; a channel found in neither has no value.
+ */
+export function checkpointRefs(
+  versions: Record<string, number | string>,
+  changed: readonly string[],
+  p: number,
+  parentRefs: Record<string, Ref> | undefined,
+  heads: Record<string, Ref>,
+): Record<string, Ref> {
+  const r: Record<string, Ref> = {};
+  for (const [channel, version] of Object.entries(versions)) {
+    if (changed.includes(channel)) {
+      r[channel] = [version, p];
+      continue;
+    }
+    const ref = parentRefs?.[channel];
+    const newest = heads[channel];
+    if (ref !== undefined && ref[0] === version) r[channel] = ref;
+    else if (newest !== undefined && newest[0] === version) r[channel] = newest;
+  }
+  return r;
+}
+
+/** The record of a checkpoint put at position `p` over `head` (whose head it carries). */
+export function checkpointRecord(
+  head: Head,
+  put: {
+    id: string;
+    parent: string | undefined;
+    p: number;
+    cp: Stored;
+    md: Stored;
+    b: Record<string, Blob>;
+    r: Record<string, Ref>;
+    heads: Record<string, Ref>;
+  },
+): CheckpointRecord {
+  const { head: h, pre } = headAfterPut(head, put.id, put.p, put.r, put.heads);
+  return {
+    lg: 3,
+    g: head.g,
+    p: put.p,
+    key: h.cp ?? '',
+    h,
+    k: 'c',
+    id: put.id,
+    ...(put.parent === undefined ? {} : { parent: put.parent }),
+    cp: put.cp,
+    md: put.md,
+    b: put.b,
+    r: put.r,
+    ...(pre.length === 0 ? {} : { pre }),
+  };
+}

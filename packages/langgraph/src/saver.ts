@@ -30,8 +30,9 @@ import { storedRecord } from './format.js';
 import {
   type Blob,
   type CheckpointRecord,
+  checkpointRecord,
+  checkpointRefs,
   type Head,
-  headAfterPut,
   loadValue,
   type Ref,
   type Stored,
@@ -227,18 +228,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
       async (view) => {
         const p = view.count;
         const parentRefs = await this.#parentRefs(view, parent);
-        const r: Record<string, Ref> = {};
-        for (const [channel, version] of Object.entries(versions)) {
-          if (changed.includes(channel)) r[channel] = [version, p];
-          else {
-            // The parent's value first (a fork may share version numbers with its
-            // sibling), then the newest value of the channel.
-            const ref = parentRefs?.[channel];
-            const newest = view.head.heads[channel];
-            if (ref !== undefined && ref[0] === version) r[channel] = ref;
-            else if (newest !== undefined && newest[0] === version) r[channel] = newest;
-          }
-        }
+        const r = checkpointRefs(versions, changed, p, parentRefs, view.head.heads);
         const heads = { ...view.head.heads };
         const b: Record<string, Blob> = {};
         remember = [];
@@ -257,23 +247,7 @@ export class SessionKitSaver extends BaseCheckpointSaver {
           b[channel] = encoded.blob;
           remember.push(encoded.remember);
         }
-        const { head: h, pre } = headAfterPut(view.head, checkpoint.id, p, r, heads);
-        const record: CheckpointRecord = {
-          lg: 3,
-          g: view.head.g,
-          p,
-          key: h.cp ?? '',
-          h,
-          k: 'c',
-          id: checkpoint.id,
-          ...(parent === undefined ? {} : { parent }),
-          cp,
-          md,
-          b,
-          r,
-          ...(pre.length === 0 ? {} : { pre }),
-        };
-        return record;
+        return checkpointRecord(view.head, { id: checkpoint.id, parent, p, cp, md, b, r, heads });
       },
       () => {
         for (const f of remember) f();

@@ -12,7 +12,7 @@ import {
   MAX_SHORT_TEXT_LENGTH,
   MAX_TITLE_LENGTH,
 } from '../validate.js';
-import { copyJson, objectKind, readEntries, readValue } from './json-value-copy.js';
+import { copyJson, objectKind, readEntries, readKeys, readValue } from './json-value-copy.js';
 
 /**
  * The own enumerable fields of an input object, each read once, in a fresh object without a
@@ -29,11 +29,12 @@ export function readInput(
     throw errors.invalid(`${what} must be an object`);
   }
   const out: Record<string, unknown> = Object.create(null);
-  for (const [key, value] of readEntries(errors, input, what)) {
+  // Key by key, with no list of pairs in between: a commit reads its input this way.
+  for (const key of readKeys(errors, input, what)) {
     if (!allowed.includes(key)) {
       throw errors.invalid(`${what}: unknown option "${key}" (known: ${allowed.join(', ')})`);
     }
-    out[key] = value;
+    out[key] = readValue(errors, input, key, what);
   }
   return out;
 }

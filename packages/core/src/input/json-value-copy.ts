@@ -33,18 +33,22 @@ function pathOf(frame: CopyFrame | undefined, key?: string | number): string {
  * or proxy trap that throws becomes `invalid_argument` naming `what`.
  */
 export function readEntries(errors: ErrorFactory, obj: object, what: string): [string, unknown][] {
-  let keys: string[];
-  try {
-    keys = Object.keys(obj);
-  } catch (e) {
-    throw errors.invalid(`${what}: its keys cannot be read (${describeThrown(e)})`);
-  }
+  const keys = readKeys(errors, obj, what);
   const out: [string, unknown][] = new Array(keys.length);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     out[i] = [key, readValue(errors, obj, key, what)];
   }
   return out;
+}
+
+/** `Object.keys(obj)`; a throwing proxy trap becomes `invalid_argument`. */
+export function readKeys(errors: ErrorFactory, obj: object, what: string): string[] {
+  try {
+    return Object.keys(obj);
+  } catch (e) {
+    throw errors.invalid(`${what}: its keys cannot be read (${describeThrown(e)})`);
+  }
 }
 
 /** `obj[key]`, read once; a throwing getter or trap becomes `invalid_argument`. */

@@ -6,24 +6,35 @@ import type { CommitResult } from '../types.js';
 /**
  * The recorded commits of one session by operation id, oldest first; recording one more
  * than `capacity` forgets the oldest. `find` and `record` are O(1) expected (O(capacity)
- * at worst, a table at most half full) and `record` allocates nothing: the ids and their
- * results sit in a ring of slots (results as numbers: kept result objects would be copied
- * by every young-generation collection), found through an open-addressing table of slot
- * numbers keyed by the id's hash. A `Map` from id to slot cost a commit with an id about
- * a microsecond more (an entry per id written and deleted in a table the collector walks).
+ * at worst, and amortised over the table's rebuilds).
+ *
+ * Layout, for a store holding many live sessions written round robin, where each commit
+ * finds its session's log out of the processor's caches and every memory line touched
+ * costs more than the work done on it: the ids sit in a ring of slots, the slots' results
+ * as numbers side by side in one typed array (kept result objects would also be copied by
+ * every young-generation collection), and an open-addressing table maps ids to slots
+ * through buckets that hold a slot number and the id's hash side by side, so a probe
+ * compares a string only on a matching hash. Forgetting an id touches no bucket: its
+ * bucket keeps naming the slot, which no longer holds the id, so no probe can match it
+ * (a probe matches a bucket only when the slot it names holds the id probed for). Such
+ * stale buckets are dropped when the table, at most half full, is rebuilt from the live
+ * slots. The table and the slots start empty and grow as ids come: a session that never
+ * sends an id costs a few empty arrays.
  */
 export class OperationLog {
   /** Per slot: the id. */
-  #ids: string[] = [];
-  /** Per slot: the id's hash. */
-  readonly #hashes: Uint32Array;
-  /** Per slot, three numbers: its result's revision, message count and `updatedAt` (ms), side by side so that a record touches one place. */
-  #results: number[] = [];
-  /** Per bucket: 1 + the slot whose id hashes there (or was pushed on from there), 0 empty. */
-  readonly #buckets: Int32Array;
-  readonly #mask: number;
+  readonly #ids: string[] = [];
+  /** Per slot, SLOT_STRIDE numbers: its result's revision (`NaN` once a newer slot holds its id), message count and `updatedAt` (ms), and its id's hash. */
+  #slots: Float64Array = EMPTY_SLOTS;
+  /** Per bucket, two numbers: 1 + the slot named there (0 empty), and the hash of the id it was recorded with. */
+  #table: Int32Array = EMPTY_TABLE;
+  #mask = 0;
+  /** Buckets in use, live or stale. */
+  #used = 0;
+  /** The table's size at full capacity: the first power of two at least four times it. */
+  readonly #maxBuckets: number;
   /** Per log, so that ids chosen to collide in one log collide nowhere else. */
-  readonly #seed = (Math.random() * 0x1_0000_0000) >>> 0;
+  readonly #seed = (Math.random() * 0x1_0000_0000) | 0;
   /** The slot of the oldest id once the ring is full (0 until then). */
   #oldest = 0;
   readonly #capacity: number;
@@ -33,7 +44,8 @@ export class OperationLog {
 
   /**
    * A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0
-   * remembers none). Throws `RangeError` unless `capacity` is an integer from 0 to 2^24.
+   * remembers none). Allocates no table until the first id. Throws `RangeError` unless
+   * `capacity` is an integer from 0 to 2^24.
    */
   constructor(capacity: number = MAX_REMEMBERED_OPERATIONS) {
     if (!Number.isInteger(capacity) || capacity < 0 || capacity > 2 ** 24) {
@@ -42,11 +54,7 @@ export class OperationLog {
       );
     }
     this.#capacity = capacity;
-    let buckets = 4;
-    while (buckets < 2 * this.#capacity) buckets *= 2;
-    this.#buckets = new Int32Array(buckets);
-    this.#mask = buckets - 1;
-    this.#hashes = new Uint32Array(this.#capacity);
+    this.#maxBuckets = bucketsFor(capacity);
   }
 
   /** How many ids are remembered (an id recorded twice while remembered counts twice). */
@@ -60,8 +68,9 @@ export class OperationLog {
     const hash = this.#hash(operationId);
     this.#lastId = operationId;
     this.#lastHash = hash;
+    if (this.#used === 0) return undefined;
     const bucket = this.#bucketOf(operationId, hash);
-    return bucket < 0 ? undefined : this.#resultAt((this.#buckets[bucket] as number) - 1);
+    return bucket < 0 ? undefined : this.#resultAt((this.#table[2 * bucket] as number) - 1);
   }
 
   /**
@@ -76,17 +85,33 @@ export class OperationLog {
     if (slot >= this.#capacity) {
       slot = this.#oldest;
       this.#oldest = (slot + 1) % this.#capacity;
-      this.#forget(slot);
+    } else if (SLOT_STRIDE * (slot + 1) > this.#slots.length) {
+      this.#growSlots();
     }
-    const hash = operationId === this.#lastId ? this.#lastHash : this.#hash(operationId);
-    const bucket = this.#bucketOf(operationId, hash);
+    // The slot's result first: a rebuild below places the slots live by then.
     this.#ids[slot] = operationId;
-    this.#hashes[slot] = hash;
-    this.#buckets[bucket < 0 ? -1 - bucket : bucket] = slot + 1;
-    const at = 3 * slot;
-    this.#results[at] = result.revision;
-    this.#results[at + 1] = result.messageCount;
-    this.#results[at + 2] = result.updatedAt.getTime();
+    const at = SLOT_STRIDE * slot;
+    this.#slots[at] = result.revision;
+    this.#slots[at + 1] = result.messageCount;
+    this.#slots[at + 2] = result.updatedAt.getTime();
+    const hash = operationId === this.#lastId ? this.#lastHash : this.#hash(operationId);
+    this.#slots[at + 3] = hash;
+    const found = this.#used === 0 ? -1 : this.#bucketOf(operationId, hash, slot);
+    if (found >= 0) {
+      // Recorded before and still remembered: its older slot goes stale.
+      this.#slots[SLOT_STRIDE * ((this.#table[2 * found] as number) - 1)] = Number.NaN;
+      this.#table[2 * found] = slot + 1;
+      return;
+    }
+    // At most half full, counting stale buckets: else a new table (which places this slot).
+    if (2 * (this.#used + 1) > this.#table.length / 2) {
+      this.#rebuild();
+      return;
+    }
+    const bucket = -1 - found;
+    this.#table[2 * bucket] = slot + 1;
+    this.#table[2 * bucket + 1] = hash;
+    this.#used++;
   }
 
   /** The remembered `[operationId, result]` pairs, oldest first (fresh copies). */
@@ -100,58 +125,93 @@ export class OperationLog {
     return out;
   }
 
-  /** FNV-1a of the id's UTF-16 code units, from the log's seed. */
+  /** FNV-1a of the id's UTF-16 code units, from the log's seed (a signed 32-bit number). */
   #hash(id: string): number {
     let hash = this.#seed ^ 0x811c9dc5;
     for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-    return hash >>> 0;
+    return hash;
   }
 
-  /** The bucket naming `id`'s slot, or `-1 - b` for the empty bucket `b` where it would go. */
-  #bucketOf(id: string, hash: number): number {
+  /**
+   * The bucket naming a live slot that holds `id` (other than `except`, the slot being
+   * recorded), or `-1 - b` for the empty bucket `b` where `id` would go.
+   */
+  #bucketOf(id: string, hash: number, except = -1): number {
+    const table = this.#table;
     for (let bucket = hash & this.#mask; ; bucket = (bucket + 1) & this.#mask) {
-      const entry = this.#buckets[bucket] as number;
+      const entry = table[2 * bucket] as number;
       if (entry === 0) return -1 - bucket;
-      if (this.#hashes[entry - 1] === hash && this.#ids[entry - 1] === id) return bucket;
+      if (
+        table[2 * bucket + 1] === hash &&
+        entry - 1 !== except &&
+        this.#ids[entry - 1] === id &&
+        this.#isLive(entry - 1)
+      ) {
+        return bucket;
+      }
     }
   }
 
   /** Whether `slot` holds the newest record of its id. */
   #isLive(slot: number): boolean {
-    const bucket = this.#bucketOf(this.#ids[slot] as string, this.#hashes[slot] as number);
-    return bucket >= 0 && this.#buckets[bucket] === slot + 1;
+    return !Number.isNaN(this.#slots[SLOT_STRIDE * slot]);
+  }
+
+  /** Room for twice the slots, at most `capacity`. */
+  #growSlots(): void {
+    const count = Math.min(this.#capacity, Math.max(MIN_SLOTS, 2 * this.#ids.length));
+    const slots = new Float64Array(SLOT_STRIDE * count);
+    slots.set(this.#slots);
+    this.#slots = slots;
   }
 
   /**
-   * Empties the bucket of `slot`'s id unless a newer slot holds the id, shifting back the
-   * entries probed past it (linear probing's deletion, which leaves no tombstones).
+   * A new table, at most half full, naming only the live slots: the stale buckets of
+   * forgotten ids are dropped, and it grows with the ids remembered.
    */
-  #forget(slot: number): void {
-    let hole = this.#bucketOf(this.#ids[slot] as string, this.#hashes[slot] as number);
-    if (hole < 0 || this.#buckets[hole] !== slot + 1) return;
-    const mask = this.#mask;
-    for (let bucket = (hole + 1) & mask; ; bucket = (bucket + 1) & mask) {
-      const entry = this.#buckets[bucket] as number;
-      if (entry === 0) break;
-      const home = (this.#hashes[entry - 1] as number) & mask;
-      // The entry may move into the hole unless its home lies between the hole and it.
-      if (((bucket - home) & mask) >= ((bucket - hole) & mask)) {
-        this.#buckets[hole] = entry;
-        hole = bucket;
-      }
+  #rebuild(): void {
+    const live = Math.min(this.#capacity, this.#ids.length);
+    const buckets = Math.min(this.#maxBuckets, bucketsFor(live));
+    const table = new Int32Array(2 * buckets);
+    const mask = buckets - 1;
+    let used = 0;
+    for (let slot = 0; slot < live; slot++) {
+      if (!this.#isLive(slot)) continue;
+      const hash = this.#slots[SLOT_STRIDE * slot + 3] as number;
+      let bucket = hash & mask;
+      while (table[2 * bucket] !== 0) bucket = (bucket + 1) & mask;
+      table[2 * bucket] = slot + 1;
+      table[2 * bucket + 1] = hash;
+      used++;
     }
-    this.#buckets[hole] = 0;
+    this.#table = table;
+    this.#mask = mask;
+    this.#used = used;
   }
 
   #resultAt(slot: number): CommitResult {
-    const at = 3 * slot;
+    const at = SLOT_STRIDE * slot;
     return {
-      revision: this.#results[at] as number,
-      messageCount: this.#results[at + 1] as number,
-      updatedAt: new Date(this.#results[at + 2] as number),
+      revision: this.#slots[at] as number,
+      messageCount: this.#slots[at + 1] as number,
+      updatedAt: new Date(this.#slots[at + 2] as number),
     };
   }
 }
+
+/** The buckets for `ids` live ids: a power of two at least four times as many. */
+function bucketsFor(ids: number): number {
+  let buckets = MIN_BUCKETS;
+  while (buckets < 4 * ids) buckets *= 2;
+  return buckets;
+}
+
+/** Numbers per slot in `#slots`. */
+const SLOT_STRIDE = 4;
+const MIN_BUCKETS = 8;
+const MIN_SLOTS = 4;
+const EMPTY_TABLE = new Int32Array(0);
+const EMPTY_SLOTS = new Float64Array(0);
 
 /** A caller-owned copy of a commit's result. */
 export function copyResult(result: CommitResult): CommitResult {
