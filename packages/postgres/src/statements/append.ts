@@ -6,7 +6,7 @@
 // depends on how many there are: turns of a few messages use a prepared statement per
 // shape, larger commits an unnamed one.
 import type { StoredCounters } from '../counters.js';
-import { REMEMBERED_OPERATIONS } from '../migrations/008-operations-truncate.js';
+import { forgetsAt, forgottenBy } from '../migrations/010-operations-one-index.js';
 import type { SearchChunks } from '../search-rows.js';
 import { type Sql, sql } from '../sql.js';
 import type { AppendRow, FunctionParam } from './commit.js';
@@ -60,8 +60,8 @@ function fixed(name: string): string {
  * rows; `named`: the commit has an operation id. No row when the UPDATE matched nothing (the
  * caller reads why with `appendRefusal`). With an operation id, a recorded one gives its
  * result (code `replayed`) and writes nothing; otherwise the id is recorded with the result
- * and the session's oldest remembered id past `REMEMBERED_OPERATIONS` is forgotten, in the
- * same statement. Two commits naming one id at once: the second's INSERT fails on the
+ * in the same statement, which every `FORGET_OPERATIONS_EVERY`-th named commit also forgets
+ * the session's ids past its last 1,000 (schema version 10). Two commits naming one id at once: the second's INSERT fails on the
  * `operations` key (23505) and writes nothing; run again, it replays.
  */
 export function appendStatementSql(
@@ -110,8 +110,9 @@ export function appendStatementSql(
   INSERT INTO ${s}.operations (session_id, operation_id, n, revision, message_count, updated_at)
   SELECT s.id, ${op}, s.operation_count, s.revision, s.message_count, s.updated_at FROM s
 ), f AS (
-  DELETE FROM ${s}.operations AS x USING s
-  WHERE x.session_id = s.id AND x.n = s.operation_count - ${REMEMBERED_OPERATIONS}
+  DELETE FROM ${s}.operations AS o USING s
+  WHERE ${forgetsAt('s.operation_count')} AND o.session_id = s.id
+    AND ${forgottenBy('s.operation_count')}
 )`);
   }
   if (bodies > 0) {
