@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { LATEST_VERSION, PostgresStore } from '../src/index.js';
 import { FORGET_OPERATIONS_EVERY } from '../src/migrations/010-operations-one-index.js';
+import { appendStatementSql, appendValues } from '../src/statements/append.js';
 import { COMMIT_PARAMS, type CommitArgs, callValues, namedCall } from '../src/statements/commit.js';
 import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
 import { schemaAtVersion } from './old-schema.js';
@@ -141,6 +142,83 @@ describe.runIf(available)('postgres › migration 10', () => {
       await store.repair();
       expect(await idsOf(s, 'c')).toBe(0);
       expect(await idsOf(s, 'b')).toBe(1);
+      await store.close();
+    } finally {
+      await pool.end();
+      await dropSchema(schema);
+    }
+  });
+
+  it('a named turn reads no operation row before it writes; a replay fails on the key and answers the first result', async () => {
+    const schema = freshSchema();
+    const s = `"${schema}"`;
+    const pool = newPool();
+    try {
+      const store = await PostgresStore.fromPool(pool, { schema });
+      await store.create({ id: 'a' });
+      const first = await store.commit('a', {
+        operationId: 'op-1',
+        append: [{ role: 'user', content: 'once' }],
+      });
+      // The statement's plan, run: the operations table is only inserted into (the forget
+      // runs on every 100th named commit only, and this is the 2nd).
+      const c = await admin().connect();
+      try {
+        await c.query('BEGIN');
+        const values = appendValues({
+          id: 'a',
+          now: new Date(),
+          bodies: ['{"role":"user","content":"x"}'],
+          search: { seqs: [0], nexts: [1], texts: ['Ax'] },
+          operationId: 'op-2',
+        });
+        const literal = (v: unknown) =>
+          v === null || v === undefined
+            ? 'NULL'
+            : v instanceof Date
+              ? `'${v.toISOString()}'`
+              : c.escapeLiteral(String(v));
+        const text = appendStatementSql(s, 1, 1, true).replace(/\$(\d+)(?!\d)/g, (_, n: string) =>
+          literal(values[Number(n) - 1]),
+        );
+        const plan = (await c.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`)).rows[0][
+          'QUERY PLAN'
+        ];
+        const reads: string[] = [];
+        const walk = (node: Record<string, unknown>) => {
+          if (
+            node['Relation Name'] === 'operations' &&
+            node['Node Type'] !== 'ModifyTable' &&
+            Number(node['Actual Loops']) > 0
+          ) {
+            reads.push(String(node['Node Type']));
+          }
+          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? [])
+            walk(child);
+        };
+        walk(plan[0].Plan);
+        expect(reads).toEqual([]);
+      } finally {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+      // The replay: the turn's INSERT of the id fails on the key, nothing is written, and the
+      // first result comes back, with or without expectations that still hold.
+      const again = await store.commit('a', {
+        operationId: 'op-1',
+        append: [{ role: 'user', content: 'twice' }],
+      });
+      expect(again).toEqual(first);
+      const held = await store.commit('a', {
+        operationId: 'op-1',
+        expectedRevision: first.revision,
+        append: [{ role: 'user', content: 'thrice' }],
+      });
+      expect(held).toEqual(first);
+      expect(
+        (await store.loadMessages('a')).map((m) => (m as { content: string }).content),
+      ).toEqual(['once']);
+      expect((await store.load('a')).revision).toBe(first.revision);
       await store.close();
     } finally {
       await pool.end();
