@@ -14,7 +14,7 @@ import {
   type SessionState,
   throwIfAborted,
 } from '@sessionkit/core/adapter';
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { headerOfRow, parseMessageRows } from './codec.js';
 import type { StoreContext } from './context.js';
 import { throwOutOfRange } from './counters.js';
@@ -60,10 +60,11 @@ export async function commitRecord(
 }
 
 /**
- * The plain turn: one statement (the replay check, the guarded UPDATE, the INSERTs of the
- * new rows and of the operation). When it writes nothing, a second read tells why; if
- * nothing it reads forbids the turn any more (a concurrent commit moved the counters back
- * into range), the caller's loop runs it again.
+ * The plain turn: one statement (the guarded UPDATE, the INSERTs of the new rows and of the
+ * operation id). When it writes nothing, a second read tells why (an id recorded before
+ * replays, whatever the expectations say); if nothing it reads forbids the turn any more (a
+ * concurrent commit moved the counters back into range), the caller's loop runs it again.
+ * An id recorded before fails the statement on the key: the recorded result is read then.
  */
 async function appendTurn(
   ctx: StoreContext,
@@ -89,7 +90,13 @@ async function appendTurn(
     incTurns: inc.turnCount,
     operationId: input.operationId,
   });
-  const r = await ctx.db.query(statement, values, { doing: 'commit', uniqueLosesRace: named });
+  let r: QueryResult<AppendRow>;
+  try {
+    r = await ctx.db.query(statement, values, { doing: 'commit', uniqueLosesRace: named });
+  } catch (e) {
+    if (e === LOST_TO_UNIQUE) return recordedResult(ctx, id, input.operationId as string);
+    throw e;
+  }
   const row = r.rows[0];
   if (row) {
     // The search rows went to search_pending: have the indexer take them shortly.
@@ -104,6 +111,26 @@ async function appendTurn(
   if (code === undefined) return LOST_RACE;
   if (!found) throw errors.notFound(id);
   return resultOf(commitOutcome(id, { ...found, code, updated_at: null }, input));
+}
+
+/**
+ * The result recorded for operation id `operationId` of session `id`, read after the turn's
+ * INSERT of it failed on the key (the statement wrote nothing); none recorded (forgotten
+ * meanwhile): the caller's loop runs the turn again.
+ */
+async function recordedResult(
+  ctx: StoreContext,
+  id: string,
+  operationId: string,
+): Promise<CommitResult | typeof LOST_RACE> {
+  const q = ctx.statements.commit.operation;
+  const found = (await ctx.db.query(q, [id, operationId], { doing: 'commit' })).rows[0];
+  if (found === undefined) return LOST_RACE;
+  return {
+    revision: Number(found.revision),
+    messageCount: found.message_count,
+    updatedAt: found.updated_at,
+  };
 }
 
 /** The result recorded for the commit's operation id, as a refusal read found it. */

@@ -50,8 +50,8 @@ import { branchRecord, cloneRecord, mergeRecord, removeSession } from './tree.js
  *
  * Guarantees: every write is one PostgreSQL transaction (a plain turn is one statement), so
  * a resolved write is committed and a failed one left nothing behind; a commit's operation
- * id is recorded in the same transaction (table `operations`, the last 1,000 per session,
- * checked by key); `load` and the windows are one MVCC read (never torn, never waiting on a
+ * id is recorded in the same transaction (table `operations`, at least the last 1,000 per
+ * session, checked by key); `load` and the windows are one MVCC read (never torn, never waiting on a
  * writer); listing and search read only `sessions` and the search tables, never message
  * bodies; branch, clone and merge read the source in their transaction under a row lock.
  *

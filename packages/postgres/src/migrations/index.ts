@@ -9,6 +9,7 @@ import { migration006 } from './006-search-blocks.js';
 import { migration007 } from './007-root-count.js';
 import { migration008 } from './008-operations-truncate.js';
 import { migration009 } from './009-search-storage.js';
+import { migration010 } from './010-operations-one-index.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration007,
   migration008,
   migration009,
+  migration010,
 ];
 
 /** The newest schema version this package knows. */

@@ -49,8 +49,8 @@ function deleteStatements(s: string) {
     ),
 
     /**
-     * Writes the promotions and deletes session $1 with its follow pins, message and search
-     * rows (status, events and bindings cascade; pending rows the indexer holds are left to
+     * Writes the promotions and deletes session $1 with its follow pins, message, operation
+     * and search rows (status, events and bindings cascade; pending rows the indexer holds are left to
      * it, see searchRowDeletes). $2…$6: the promoted children's ids, new parents, branch
      * points, rewrites and merge bases (JSON text), one array each.
      */
@@ -63,6 +63,8 @@ function deleteStatements(s: string) {
   DELETE FROM ${s}.follows WHERE target = $1
 ), m AS (
   DELETE FROM ${s}.messages WHERE session_id = $1
+), o AS (
+  DELETE FROM ${s}.operations WHERE session_id = $1
 ), ${searchRowDeletes(s, 'q.session_id = $1')}
 DELETE FROM ${s}.sessions WHERE id = $1`),
   };

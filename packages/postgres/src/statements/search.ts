@@ -88,11 +88,16 @@ FROM t ORDER BY t.session_id, t.epoch, t.seq`,
     /**
      * Deletes the search rows of sessions that no longer exist and the message rows of
      * past search epochs (what a write racing the indexer leaves), skipping rows another
-     * transaction holds.
+     * transaction holds, and the operation ids of sessions that no longer exist (since
+     * version 10 no foreign key deletes them: a session deleted by hand leaves them).
      */
     sweepOrphans: sql(`WITH k AS (${sweep('search_chunks')}),
 w AS (${sweep('search_words', 'block')}),
-p AS (${sweep('search_pending', 'seq')})
+p AS (${sweep('search_pending', 'seq')}),
+o AS (DELETE FROM ${s}.operations AS r WHERE r.ctid = ANY (ARRAY(
+  SELECT q.ctid FROM ${s}.operations AS q
+  WHERE NOT EXISTS (SELECT 1 FROM ${s}.sessions AS x WHERE x.id = q.session_id)
+  FOR UPDATE SKIP LOCKED)))
 SELECT 1`),
   };
 }
