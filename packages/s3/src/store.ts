@@ -32,7 +32,7 @@ import { FoldNotes } from './fold.js';
 import { readLiveMessages } from './history.js';
 import { statusKey } from './keys.js';
 import { KnownHeads } from './known-heads.js';
-import { childrenIn, indexView, listSessions } from './list.js';
+import { childrenOf, listSessions } from './list.js';
 import type { ObjectIO, RequestStats } from './objects.js';
 import { OffPathWork } from './off-path.js';
 import { pruneRoots } from './prune.js';
@@ -126,12 +126,12 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
   }
 
   protected override async readSession(id: string): Promise<Session<M>> {
-    const [{ current, messages }, entries] = await Promise.all([
+    const [{ current, messages }, children] = await Promise.all([
       readLiveMessages(this.#ctx.io, id, (state) => ({ start: 0, end: state.messageCount })),
-      indexView(this.#ctx),
+      childrenOf(this.#ctx, id),
     ]);
     rememberRead(this.#ctx, current);
-    return this.#session(current.state, messages, childrenIn(entries, id));
+    return this.#session(current.state, messages, children);
   }
 
   protected override async replaceSession(session: Session<M>, signal?: AbortSignal) {
@@ -266,8 +266,8 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     return rebuildIndex(this.#ctx);
   }
 
-  async #children(id: string): Promise<string[]> {
-    return childrenIn(await indexView(this.#ctx), id);
+  #children(id: string): Promise<string[]> {
+    return childrenOf(this.#ctx, id);
   }
 
   #session(state: State, messages: unknown[], children: string[]): Session<M> {
