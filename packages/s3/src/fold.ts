@@ -87,6 +87,26 @@ export class FoldNotes {
   delete(id: string): void {
     this.#notes.delete(id);
   }
+
+  /** The fold each session's newest version this store landed was based on. */
+  readonly #bases = new Map<string, string>();
+
+  /**
+   * Whether `base` (a fold of generation `gen`) is new as the base of this store's
+   * versions of `id`: the first version it lands on a fold checks for superseded objects,
+   * however many commits after the fold that is (the fold runs off the commit path, so its
+   * snapshot may be taken up a few commits late).
+   */
+  firstOnBase(id: string, gen: string, base: number): boolean {
+    const key = `${gen}/${base}`;
+    if (this.#bases.get(id) === key) return false;
+    this.#bases.delete(id);
+    this.#bases.set(id, key);
+    if (this.#bases.size > FOLD_NOTES_LIMIT) {
+      this.#bases.delete(this.#bases.keys().next().value as string);
+    }
+    return true;
+  }
 }
 
 /**

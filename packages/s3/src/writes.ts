@@ -244,7 +244,8 @@ function startUpkeep(ctx: StoreContext, written: Current, headNamed: boolean): v
     });
   }
   const base = state.chain.base;
-  if (base.folded && prunesAt(n, base.n)) {
+  // (`firstOnBase` is asked first: it records the base whatever `prunesAt` says.)
+  if (base.folded && (ctx.folds.firstOnBase(id, gen, base.n) || prunesAt(n, base.n))) {
     const grace = ctx.pruneGraceMs;
     ctx.offPath.startUpkeep(`removal ${id}`, () =>
       removeSuperseded(ctx.io, id, gen, n, base.n, grace),

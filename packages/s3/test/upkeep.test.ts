@@ -120,6 +120,47 @@ describe('the fold runs off the commit path', () => {
   });
 });
 
+describe('a fold taken up late', () => {
+  it('still removes what it superseded, on the first commit written on it', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    const client = clientAround(server.target.endpoint, async (key, isWrite, send) => {
+      if (holding && !isWrite && key.endsWith('/v/000000000001')) await gate;
+      return send();
+    });
+    const store = await openS3Store({
+      client,
+      bucket: server.target.bucket,
+      prefix: freshPrefix(server.target),
+      pruneGraceMs: 1000,
+    });
+    const s = await store.create({ id: newSessionId(), messages: [msg('m0')] });
+    for (let i = 1; i < FOLD_AFTER; i++) await store.commit(s.id, { append: [msg(`m${i}`)] });
+    holding = true;
+    const bound = setTimeout(release, 10_000);
+    // The fold's commit and three more while the fold cannot read its chain.
+    for (let i = 0; i < 4; i++) await store.commit(s.id, { append: [msg(`late ${i}`)] });
+    release();
+    clearTimeout(bound);
+    await store.settled();
+    await store.commit(s.id, { append: [msg('on the fold')] });
+    await store.settled();
+    const head = await readHead(server.raw, store, s.id);
+    expect(head.n).toBe(FOLD_AFTER + 5);
+    expect(head.state.chain.base).toMatchObject({ folded: true, n: FOLD_AFTER + 1 });
+    // The texts the snapshot holds went, though no commit came 1 or 2 after the fold's.
+    expect(await readRaw(server.raw, store, `s/${s.id}/g/${head.gen}/t/000000000002`)).toBe(
+      undefined,
+    );
+    expect((await store.load(s.id)).messages).toHaveLength(FOLD_AFTER + 5);
+    await store.close();
+    client.destroy();
+  });
+});
+
 describe('a store that dies in the middle of a background fold', () => {
   for (const diesAt of ['f', 'ft', 'head', 'w'] as const) {
     it(`leaves the session readable and writable (dies at the fold's ${diesAt} write)`, async () => {
