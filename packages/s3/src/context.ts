@@ -1,5 +1,6 @@
 // What every operation of a store works with.
 import type { SessionWriteQueue } from '@sessionkit/core/adapter';
+import type { FoldNotes } from './fold.js';
 import type { KnownHeads } from './known-heads.js';
 import type { ObjectIO } from './objects.js';
 import type { OffPathWork } from './off-path.js';
@@ -20,8 +21,13 @@ export interface StoreContext {
    * least recently remembered are forgotten past `KNOWN_HEADS_LIMIT`.
    */
   knownHeads: KnownHeads;
-  /** Derived writes (search text) the store does not wait for; `close()` does. */
+  /**
+   * Derived writes (search text) and storage upkeep (folds, removals) the store does not
+   * wait for; `close()` does.
+   */
   offPath: OffPathWork;
+  /** The snapshots this store's folds wrote: its next write of a session starts on them. */
+  folds: FoldNotes;
   /**
    * This store's writes of a session, one at a time (`changeSession`): writers of one
    * process never race each other for a version, which would let the first answered win

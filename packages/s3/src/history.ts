@@ -1,24 +1,12 @@
-// Reading a state's messages and search text from its chain, and folding a long chain
-// into a snapshot so that a load reads a bounded number of objects.
-import { LOST_RACE, retryLostRaces, searchTextsOf } from '@sessionkit/core/adapter';
-import {
-  type Chain,
-  type HeadRecord,
-  headFromText,
-  headToText,
-  parseJson,
-  type State,
-  versionFromText,
-} from './codec.js';
+// Reading a state's messages and search text from its chain (folding a long chain into a
+// snapshot, so that a load reads a bounded number of objects, is `fold.ts`).
+import { searchTextsOf } from '@sessionkit/core/adapter';
+import { type Chain, parseJson, type State, versionFromText } from './codec.js';
 import { errors, isMissing, missing } from './errors.js';
-import { foldKey, foldTextKey, headKey, textKey, versionKey } from './keys.js';
+import { foldKey, foldTextKey, textKey, versionKey } from './keys.js';
 import type { ObjectIO } from './objects.js';
-import { encodeSearchTexts, readSearchTextObject, writeSearchTextObject } from './search-text.js';
+import { readSearchTextObject, writeSearchTextObject } from './search-text.js';
 import { type Current, probePast, readCurrent, readHead } from './session-log.js';
-import { writeWitness } from './superseded.js';
-
-/** A chain longer than this many appending versions is folded into a snapshot. */
-export const FOLD_AFTER = 32;
 
 /** The messages of the chain's base (its object's first `base.count`). */
 async function baseMessages(
@@ -169,96 +157,6 @@ export async function readSearchTexts(
   }
   return (await Promise.all(pieces)).flat();
 }
-
-/**
- * Folds the chain of `current` (when it is long) into a snapshot of every message and its
- * search text, then points the head at it: later writers and readers start from there.
- * Once the head names the fold, its witness is written (what lets the versions it
- * supersedes be removed later, see `removeSuperseded`). A fold that finds an object of
- * its chain removed (a later writer folded and pruned meanwhile) is skipped.
- */
-export async function foldIfLong(io: ObjectIO, current: Current): Promise<Current> {
-  const { id, gen, n, state } = current;
-  if (state.chain.parts.length < FOLD_AFTER) return current;
-  let messages: unknown[];
-  try {
-    messages = await readAllMessages(io, current);
-  } catch (e) {
-    if (isMissing(e)) return current;
-    throw e;
-  }
-  // Recomputed from the messages just read: no GET of 33 text objects.
-  const doing = `folding session "${id}"`;
-  // The text is compressed (off the event loop) while the snapshot is on its way.
-  const texts = encodeSearchTexts(searchTextsOf(messages));
-  texts.catch(() => {}); // awaited below, unless the snapshot's PUT failed
-  await io.putPlain(foldKey(id, gen, n), JSON.stringify({ format: 1, messages }), doing);
-  await writeSearchTextObject(io, foldTextKey(id, gen, n), await texts, doing);
-  const moved = await pointHeadAtFold(io, current);
-  if (moved === undefined) return current;
-  await writeWitness(io, id, gen, n);
-  // The head named this very version: the writer goes on from the fold, as the head does.
-  if (moved.n !== n) return current;
-  const folded = { ...state, chain: moved.chain };
-  return { ...current, state: folded, headEtag: moved.etag };
-}
-
-/**
- * The chain of a later state `later` with the prefix it shares with `folded` (the chain of
- * version n, whose fold holds exactly those messages) replaced by that fold; `undefined`
- * when `later` does not start with all of `folded` (a truncation or replace came between,
- * or it was folded itself).
- */
-export function rebasedOnFold(later: Chain, folded: Chain, n: number, count: number) {
-  const same = (a: Chain['base'], b: Chain['base']) =>
-    a.n === b.n && a.folded === b.folded && a.count === b.count;
-  if (!same(later.base, folded.base) || later.parts.length < folded.parts.length) return;
-  for (const [i, part] of folded.parts.entries()) {
-    const other = later.parts[i];
-    if (other?.n !== part.n || other.end !== part.end) return;
-  }
-  return { base: { n, folded: true, count }, parts: later.parts.slice(folded.parts.length) };
-}
-
-/**
- * Points the head at the fold of version n while it names version n of this generation,
- * or a later version whose chain starts with all of n's (then only that prefix is replaced
- * by the fold: with writers committing back to back the head has always moved on by the
- * time a fold is written, and the fold would never take). Resolves with the head it wrote
- * (the version it names, its chain and ETag), or `undefined` when it did not.
- */
-async function pointHeadAtFold(
-  io: ObjectIO,
-  current: Current,
-): Promise<{ n: number; chain: Chain; etag: string } | undefined> {
-  const { id, gen, n, state } = current;
-  const doing = `folding session "${id}"`;
-  return retryLostRaces(
-    { errors, operation: 'commit', sessionId: id, maxRetries: 4, exhausted: () => FOLD_SKIPPED },
-    async () => {
-      const got = await io.get(headKey(id), doing);
-      if (got === undefined) return undefined;
-      let head: HeadRecord;
-      try {
-        head = headFromText(got.text, id);
-      } catch {
-        return undefined;
-      }
-      if (head.gen !== gen || head.n < n || head.tombstone) return undefined;
-      const chain = rebasedOnFold(head.state.chain, state.chain, n, state.messageCount);
-      if (chain === undefined) return undefined;
-      const text = headToText({ ...head, state: { ...head.state, chain } });
-      const out = await io.put(headKey(id), text, { ifMatch: got.etag }, doing);
-      return out.written ? { n: head.n, chain, etag: out.etag } : LOST_RACE;
-    },
-  ).catch((e: unknown) => {
-    if (e !== FOLD_SKIPPED) throw e;
-    return undefined;
-  });
-}
-
-/** What a fold that kept losing the head to other writers gives up with (not an error). */
-const FOLD_SKIPPED = new Error('fold skipped');
 
 /** The chain after version `n` appended messages up to `end`. */
 export function chainAfterAppend(chain: Chain, n: number, end: number): Chain {

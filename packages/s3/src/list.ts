@@ -1,6 +1,7 @@
 // list(): summaries from the index shards alone; a query reads the search-text objects
 // of candidates in listing order, only until the page is full. Never message bodies.
 import type { SessionSummary } from '@sessionkit/core';
+import { isSessionKitError } from '@sessionkit/core';
 import {
   compareIds,
   compareListOrder,
@@ -13,6 +14,7 @@ import {
 import type { IndexEntry } from './codec.js';
 import type { StoreContext } from './context.js';
 import { readListedSearchTexts } from './history.js';
+import { readCurrent } from './session-log.js';
 
 /** The index after healing the entries of sessions with write markers. */
 export async function indexView(ctx: StoreContext): Promise<Map<string, IndexEntry>> {
@@ -26,6 +28,40 @@ export function childrenIn(entries: Map<string, IndexEntry>, id: string): string
   const out: string[] = [];
   for (const [childId, e] of entries) if (e.header.parentId === id) out.push(childId);
   return out.sort(compareIds);
+}
+
+/**
+ * The ids whose parent is `id` (ascending in byte order), as of every write acknowledged
+ * before the call: the index, and the newest version of each marked session whose parent
+ * a write may have changed without its entry yet. A session's parent is set when it is
+ * created and changed only when its parent is deleted (promotion); both mark the session
+ * and the deleted parent, so an entry with an indexed, unmarked parent other than `id`
+ * is current as far as the children of `id` go, and so is `id`'s own entry. Writes no
+ * entry (`list` heals them). Throws `unavailable`.
+ */
+export async function childrenOf(ctx: StoreContext, id: string): Promise<string[]> {
+  const [marked, entries] = await Promise.all([ctx.index.markedIds(), ctx.index.readAll()]);
+  const children = new Set(childrenIn(entries, id));
+  const unsure = [...marked].filter((m) => {
+    if (m === id) return false;
+    const parent = entries.get(m)?.header.parentId;
+    if (!entries.has(m) || parent === id) return true;
+    return parent !== undefined && (!entries.has(parent) || marked.has(parent));
+  });
+  await Promise.all(
+    unsure.map(async (m) => {
+      // A session that cannot be read keeps what its entry says until repair() judges it.
+      const current = await readCurrent(ctx.io, m).catch((e: unknown) => {
+        if (isSessionKitError(e, 'corrupt')) return 'unreadable' as const;
+        throw e;
+      });
+      if (current === 'unreadable') return;
+      if (current !== undefined && !current.tombstone && current.state.header.parentId === id) {
+        children.add(m);
+      } else children.delete(m);
+    }),
+  );
+  return [...children].sort(compareIds);
 }
 
 /** A caller-owned summary of an entry. */

@@ -235,6 +235,17 @@ export class SessionIndex {
 
   readonly #removals = new Set<Promise<void>>();
 
+  /** The ids of the sessions with a write marker up (one LIST). */
+  async markedIds(): Promise<Set<string>> {
+    const markers = await this.io.list(PENDING_PREFIX, 'reading write markers');
+    const ids = new Set<string>();
+    for (const m of markers) {
+      const id = idOfKey(m.key, PENDING_PREFIX);
+      if (id !== undefined) ids.add(id);
+    }
+    return ids;
+  }
+
   /**
    * Brings the entries of every session with a write marker up to date with the session's
    * newest version (one LIST when there are none), and removes markers of dead writers.

@@ -28,10 +28,11 @@ import { commitSession, saveSession } from './commit.js';
 import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { appendEvent, readEvents } from './events.js';
+import { FoldNotes } from './fold.js';
 import { readLiveMessages } from './history.js';
 import { statusKey } from './keys.js';
 import { KnownHeads } from './known-heads.js';
-import { childrenIn, indexView, listSessions } from './list.js';
+import { childrenOf, listSessions } from './list.js';
 import type { ObjectIO, RequestStats } from './objects.js';
 import { OffPathWork } from './off-path.js';
 import { pruneRoots } from './prune.js';
@@ -86,6 +87,7 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
       markers: new WriteMarkers(parts.index),
       knownHeads: new KnownHeads(),
       offPath: new OffPathWork(),
+      folds: new FoldNotes(),
       sessionWrites,
       pruneGraceMs: parts.pruneGraceMs,
     };
@@ -93,6 +95,18 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     this.bucket = parts.io.bucket;
     this.prefix = parts.io.prefix;
     this.stats = parts.io.stats;
+  }
+
+  /**
+   * Resolves once the work this store started off its callers' paths has ended: search
+   * text, index entries, folds and removals of superseded objects (and any they started).
+   * Nothing waits for it to be correct: it lets a caller (a test, a shutdown) see the
+   * bucket with that work done. Never rejects (that work's failures are swallowed; later
+   * writes and readers redo it).
+   */
+  async settled(): Promise<void> {
+    await this.#ctx.offPath.settled();
+    await this.#ctx.index.writesSettled();
   }
 
   protected override async closeBackend(): Promise<void> {
@@ -112,12 +126,12 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
   }
 
   protected override async readSession(id: string): Promise<Session<M>> {
-    const [{ current, messages }, entries] = await Promise.all([
+    const [{ current, messages }, children] = await Promise.all([
       readLiveMessages(this.#ctx.io, id, (state) => ({ start: 0, end: state.messageCount })),
-      indexView(this.#ctx),
+      childrenOf(this.#ctx, id),
     ]);
     rememberRead(this.#ctx, current);
-    return this.#session(current.state, messages, childrenIn(entries, id));
+    return this.#session(current.state, messages, children);
   }
 
   protected override async replaceSession(session: Session<M>, signal?: AbortSignal) {
@@ -252,8 +266,8 @@ export class S3Store<M = Message> extends BaseStore<M> implements FullStore<M> {
     return rebuildIndex(this.#ctx);
   }
 
-  async #children(id: string): Promise<string[]> {
-    return childrenIn(await indexView(this.#ctx), id);
+  #children(id: string): Promise<string[]> {
+    return childrenOf(this.#ctx, id);
   }
 
   #session(state: State, messages: unknown[], children: string[]): Session<M> {

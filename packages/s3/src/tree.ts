@@ -19,7 +19,7 @@ import type { StoreContext } from './context.js';
 import { errors } from './errors.js';
 import { baseChain, readAllMessages, readMessages, retryMissing } from './history.js';
 import { headKey, shardOf } from './keys.js';
-import { childrenIn } from './list.js';
+import { childrenOf } from './list.js';
 import { dropRoutesTo } from './router.js';
 import { readCurrent, readLive } from './session-log.js';
 import { changeSession, createSession, marked, removeGeneration } from './writes.js';
@@ -147,8 +147,8 @@ export async function removeSession(
 
 /** Re-parents the children of a deleted session (the kit's `planPromotions`). */
 async function promoteChildren(ctx: StoreContext, id: string, gone: State): Promise<void> {
-  const entries = await ctx.index.readAll();
-  for (const childId of childrenIn(entries, id)) {
+  // With the marked sessions: a child whose entry was never written is promoted too.
+  for (const childId of await childrenOf(ctx, id)) {
     try {
       await changeSession(ctx, childId, (cur) => {
         if (cur.state.header.parentId !== id) return { result: () => undefined };

@@ -14,7 +14,8 @@ import {
 import { entryOf, headToText, type State, versionToText, withOperation } from './codec.js';
 import type { StoreContext } from './context.js';
 import { errors, isMissing } from './errors.js';
-import { baseChain, foldIfLong } from './history.js';
+import { FOLD_AFTER, foldChain } from './fold.js';
+import { baseChain } from './history.js';
 import { generationPrefix, headKey, textKey, versionKey } from './keys.js';
 import { writeSearchTextObject } from './search-text.js';
 import {
@@ -130,8 +131,10 @@ async function attemptChange<T>(
   const fresh = known !== undefined && performance.now() - known.readAt < ctx.pruneGraceMs / 8;
   let read: Promise<Current | undefined> = fresh ? Promise.resolve(known) : readHead(ctx.io, id);
   return retryLostRaces({ errors, operation, sessionId: id, signal }, async () => {
-    const current = await read;
-    if (current === undefined || current.tombstone) throw errors.notFound(id);
+    const found = await read;
+    if (found === undefined || found.tombstone) throw errors.notFound(id);
+    // On this store's newest snapshot of the chain, when the head does not name it yet.
+    const current = ctx.folds.rebase(found);
     let decision: Decision<T>;
     try {
       decision = await decide(current);
@@ -202,7 +205,7 @@ async function writeVersion(
     : ctx.index.putLater(id, entryOf(gen, n, next.state));
   // A tombstone's entry goes before the delete resolves: the rest of the delete reads it.
   if (tombstone) await indexing;
-  let written: Current = {
+  const written: Current = {
     ...current,
     n,
     state: next.state,
@@ -214,26 +217,40 @@ async function writeVersion(
     readAt: startedAt,
   };
   if (!tombstone) {
-    written = await afterWrite(ctx, written);
     if (landed.headEtag !== undefined) ctx.knownHeads.set(id, written);
+    startUpkeep(ctx, written, landed.headEtag !== undefined);
   }
   return { current: written, ended: { landed: { gen, n }, indexing } };
 }
 
 /**
- * What a landed version's writer does for the session's storage: folds a long chain, and
- * on some commits after a fold removes what it superseded. Neither is the write's: a
- * failure is swallowed (the next fold or removal does it), the write resolves. Resolves
- * with the version as the writer goes on from it (from the fold when the head took it).
+ * Starts what a landed version's writer does for the session's storage, off the write's
+ * path (the write resolves after its version PUT and head move): folds a long chain
+ * (`headNamed`: the head move left the head naming the version), and on some commits
+ * after a fold removes what it superseded. Each is coalesced per session (the newest
+ * asked for runs after the one running) and bounded in concurrency (`OffPathWork`); a
+ * failure is swallowed: the next fold or removal does it.
  */
-async function afterWrite(ctx: StoreContext, written: Current): Promise<Current> {
+function startUpkeep(ctx: StoreContext, written: Current, headNamed: boolean): void {
   const { id, gen, n, state } = written;
-  const next = await foldIfLong(ctx.io, written).catch(() => written);
-  const base = state.chain.base;
-  if (base.folded && prunesAt(n, base.n)) {
-    await removeSuperseded(ctx.io, id, gen, n, base.n, ctx.pruneGraceMs).catch(() => {});
+  if (state.chain.parts.length >= FOLD_AFTER) {
+    ctx.offPath.startUpkeep(`fold ${id}`, async () => {
+      const moved = await foldChain(ctx.io, ctx.folds, written, headNamed);
+      // The head this store remembers is the one the fold replaced: remember the fold's.
+      const known = ctx.knownHeads.get(id);
+      if (moved === undefined || known?.gen !== gen || known.n !== moved.n) return;
+      const chain = moved.chain;
+      ctx.knownHeads.set(id, { ...known, state: { ...known.state, chain }, headEtag: moved.etag });
+    });
   }
-  return next;
+  const base = state.chain.base;
+  // (`firstOnBase` is asked first: it records the base whatever `prunesAt` says.)
+  if (base.folded && (ctx.folds.firstOnBase(id, gen, base.n) || prunesAt(n, base.n))) {
+    const grace = ctx.pruneGraceMs;
+    ctx.offPath.startUpkeep(`removal ${id}`, () =>
+      removeSuperseded(ctx.io, id, gen, n, base.n, grace),
+    );
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type Message, newSessionId } from '@sessionkit/core';
 import { describe, expect, it } from 'vitest';
-import { FOLD_AFTER } from '../src/history.js';
+import { FOLD_AFTER } from '../src/fold.js';
 import { storeOn, useTarget } from './harness.js';
 import { readHead } from './raw.js';
 
@@ -49,6 +49,8 @@ describe('layout', () => {
     const s = await store.create({ id: newSessionId(), messages: [msg('first')] });
     const commits = FOLD_AFTER + 8;
     for (let i = 0; i < commits; i++) await store.commit(s.id, { append: [msg(`m${i}`)] });
+    // The fold runs in the background.
+    await store.settled();
     const head = await readHead(server.raw, store, s.id);
     expect(head.state.chain.base).toMatchObject({ folded: true, n: FOLD_AFTER + 1 });
     const before = store.stats.bodyReads;

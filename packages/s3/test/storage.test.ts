@@ -178,6 +178,8 @@ describe('superseded objects are removed after folds', () => {
       const m = msg(`turn ${v}`);
       all.push(m);
       await store.commit(s.id, { append: [m] });
+      // The folds and removals run in the background: each commit starts after them.
+      await store.settled();
       if (v === 40) await new Promise((r) => setTimeout(r, GRACE_MS + 1500));
     }
     const keys = (await objectsOf(store, s.id)).map((k) => k.key.replace(/^.*\/g\/[^/]+\//, ''));

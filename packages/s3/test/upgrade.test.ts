@@ -163,6 +163,8 @@ describe('upgrade from a bucket the previous release wrote', () => {
       const m = { role: 'user', content: `new ${i}` } as Message;
       more.push(m);
       await store.commit('long-session', { append: [m] });
+      // The fold and the removals run in the background: each commit starts after them.
+      await store.settled();
     }
     const head = await readHead(server.raw, store, 'long-session');
     expect(head.state.chain.base).toMatchObject({ folded: true, n: 68 });
@@ -249,7 +251,11 @@ describe('search text written before it was compressed', () => {
 
     // On through the next fold (version 65) and the removal after it (version 66).
     const fresh = Array.from({ length: 25 }, (_, i) => ui(`Fresh ${i} medlar`));
-    for (const m of fresh) await store.commit('long-session', { append: [m] });
+    for (const m of fresh) {
+      await store.commit('long-session', { append: [m] });
+      // The fold and the removal run in the background: each commit starts after them.
+      await store.settled();
+    }
     const head = await readHead(server.raw, store, 'long-session');
     expect(head.state.chain.base).toMatchObject({ folded: true, n: 65 });
     const fold = await storedTexts(store, foldTextKey('long-session', gen, 65));
