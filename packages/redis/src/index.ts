@@ -1,7 +1,7 @@
 export type { RedisConnection, UrlSettings } from './connection.js';
 export { OWNED_CLIENT_DEFAULTS, parseRedisUrl } from './connection.js';
 export type { RedisStoreStats } from './context.js';
-export type { SessionKeys } from './keys.js';
+export type { FilterValues, SessionKeys } from './keys.js';
 export { assertPrefix, DEFAULT_PREFIX, KeySpace, MAX_PREFIX_LENGTH } from './keys.js';
 export type { OpenRedisStoreOptions } from './open.js';
 export { openRedisStore, storeAdapter } from './open.js';
