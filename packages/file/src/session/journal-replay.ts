@@ -18,13 +18,13 @@ import { join } from 'node:path';
 import { isValidId } from '@sessionkit/core';
 import { fsyncDir, isLockHolderGone } from '@sessionkit/core/adapter';
 import { parseFrames } from '../format/frame.js';
+import { closeQuietly } from '../io/fs-helpers.js';
 import {
   currentBootId,
   HEADER_BYTES,
   type JournalOwnerMeta,
   type JournalRecordMeta,
-} from '../io/commit-journal.js';
-import { closeQuietly } from '../io/fs-helpers.js';
+} from '../io/journal-file.js';
 import type { StoreContext } from '../store/context.js';
 import { newestSnapshot } from './folder.js';
 import { withSessionLock } from './lock.js';
