@@ -74,17 +74,25 @@ describe('commit journal', () => {
     const space = 64 * 1024;
     const { journal, files, head, offsets } = journalIn(dir, HEADER_BYTES + space);
     const frame = Buffer.alloc(2000, 0x61);
-    for (let i = 0; i < 20; i++) await journal.commit('s', 1, i * 2000, frame, log);
+    for (let i = 0; i < 10; i++) await journal.commit('s', 1, i * 2000, frame, log);
     const [first] = files();
     expect(files()).toHaveLength(1);
+    for (let i = 10; i < 20; i++) await journal.commit('s', 1, i * 2000, frame, log);
     expect(statSync(first!).size).toBe(HEADER_BYTES + space); // allocated once, written in place
     expect(head(first!).gen).toBe(1);
     expect(offsets(first!)).toHaveLength(20);
-    // 32 more records do not fit: a second file takes over, the first is checkpointed.
-    for (let i = 20; i < 52; i++) await journal.commit('s', 1, i * 2000, frame, log);
+    // Past half of the space a second file is prepared beside the commits: all of its
+    // space written already, no records yet, so the hand-over allocates nothing.
     await settle();
     expect(files()).toHaveLength(2);
     const second = files().find((f) => f !== first)!;
+    expect(statSync(second).size).toBe(HEADER_BYTES + space);
+    expect(offsets(second)).toEqual([]);
+    // 32 more records do not fit: the second file takes over, the first is checkpointed.
+    for (let i = 20; i < 52; i++) await journal.commit('s', 1, i * 2000, frame, log);
+    await settle();
+    expect(files()).toHaveLength(2);
+    expect(statSync(second).size).toBe(HEADER_BYTES + space);
     expect(head(first!).gen).toBe(2);
     expect(offsets(first!)).toEqual([]);
     const current = offsets(second).map((o) => o / 2000);

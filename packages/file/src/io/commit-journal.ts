@@ -23,7 +23,14 @@ import { readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { errors } from '../store/errors.js';
 import { fdatasyncAsync } from './fs-helpers.js';
-import { type JournalEntry, JournalFile, RECORD_OVERHEAD, syncLogPath } from './journal-file.js';
+import {
+  BACKGROUND_CHECKPOINT_PARALLEL,
+  CHECKPOINT_PARALLEL,
+  type JournalEntry,
+  JournalFile,
+  RECORD_OVERHEAD,
+  syncLogPath,
+} from './journal-file.js';
 import type { LogSyncer } from './log-syncer.js';
 
 /** The space a journal file grows to; once its records reach it, the store switches files. */
@@ -75,6 +82,8 @@ export class CommitJournal {
   #retiring: Promise<void> | undefined;
   /** A file whose background checkpoint failed: checkpointed again before it is reused. */
   #failed: JournalFile | undefined;
+  /** The second file, being created and allocated beside commits (see `#prepareSpare`). */
+  #preparing: Promise<void> | undefined;
   /** The switch to the next file, while one is under way. */
   #switching: Promise<void> | undefined;
   /** `checkpoint()` of the active file in place (`close()`): writes wait for it. */
@@ -139,7 +148,7 @@ export class CommitJournal {
     while (this.#retiring !== undefined) await this.#retiring;
     const failed = this.#failed;
     if (failed) {
-      await failed.checkpoint(this.#syncLog);
+      await failed.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL);
       this.#failed = undefined;
       this.#spare ??= failed;
       if (this.#spare !== failed) failed.closeAndRemove();
@@ -147,7 +156,7 @@ export class CommitJournal {
     while (this.#checkpointing !== undefined) await this.#checkpointing;
     const active = this.#active;
     if (active === undefined || !active.dirty) return;
-    this.#checkpointing = active.checkpoint(this.#syncLog).finally(() => {
+    this.#checkpointing = active.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL).finally(() => {
       this.#checkpointing = undefined;
     });
     await this.#checkpointing;
@@ -162,6 +171,7 @@ export class CommitJournal {
     while (this.#flushing !== undefined || this.#waiting.length > 0) await this.#flushNow();
     while (this.#inProgress > 0) await new Promise<void>((r) => this.#quiet.push(r));
     await this.#opening?.catch(() => {});
+    while (this.#preparing !== undefined) await this.#preparing;
     await this.checkpoint();
     for (const file of [this.#active, this.#spare]) file?.closeAndRemove();
     this.#active = undefined;
@@ -185,7 +195,9 @@ export class CommitJournal {
       const file = this.#active!;
       if (file.fits(size)) {
         const sync = inline ? (fd: number) => this.#o.syncer.sync(fd) : fdatasyncAsync;
-        return file.write(entries, sync);
+        const written = file.write(entries, sync);
+        if (file.used * 2 >= this.#bytes) this.#prepareSpare();
+        return written;
       }
       this.#switching = this.#switchFrom(file).finally(() => {
         this.#switching = undefined;
@@ -201,18 +213,19 @@ export class CommitJournal {
    * what it throws).
    */
   async #switchFrom(full: JournalFile): Promise<void> {
+    while (this.#preparing !== undefined) await this.#preparing;
     while (this.#retiring !== undefined) await this.#retiring;
     let next = this.#spare;
     this.#spare = undefined;
     if (next === undefined && this.#failed !== undefined) {
-      await this.#failed.checkpoint(this.#syncLog);
+      await this.#failed.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL);
       next = this.#failed;
       this.#failed = undefined;
     }
     next ??= await JournalFile.create(this.#o.dir, this.#namespace, this.#bytes);
     this.#active = next;
     this.#retiring = full
-      .checkpoint(this.#syncLog)
+      .checkpoint(this.#syncLog, BACKGROUND_CHECKPOINT_PARALLEL)
       .then(
         () => {
           this.#spare = full;
@@ -223,6 +236,26 @@ export class CommitJournal {
       )
       .finally(() => {
         this.#retiring = undefined;
+      });
+  }
+
+  /**
+   * Once the active file is half full and the store has no second file yet, creates one
+   * with all of its space written (from the thread pool) and flushed, so the hand-over
+   * costs no allocation on the commit path. A failure leaves it to the switch, which
+   * creates the file itself.
+   */
+  #prepareSpare(): void {
+    if (this.#spare || this.#retiring || this.#failed || this.#preparing || this.#closed) return;
+    this.#preparing = JournalFile.create(this.#o.dir, this.#namespace, this.#bytes, true)
+      .then(
+        (file) => {
+          this.#spare = file;
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#preparing = undefined;
       });
   }
 

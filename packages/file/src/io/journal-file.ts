@@ -13,6 +13,7 @@ import {
   openSync,
   readFileSync,
   unlinkSync,
+  write,
   writeSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -28,8 +29,14 @@ export const HEADER_BYTES = 512;
 const FIRST_SPACE_BYTES = 64 * 1024;
 /** Room a record takes beyond its log frame (prefix, meta with a 128-character id, tail). */
 export const RECORD_OVERHEAD = 256;
-/** Session logs fdatasync'd at once by a checkpoint (the thread pool runs them side by side). */
-const CHECKPOINT_PARALLEL = 8;
+/** Session logs fdatasync'd at once by a checkpoint that commits wait for (`close()`). */
+export const CHECKPOINT_PARALLEL = 8;
+/**
+ * Session logs fdatasync'd at once by a checkpoint running beside commits: one fewer than
+ * the thread pool's default four threads, so a commit's own pooled fdatasync finds a free
+ * thread instead of queueing behind the checkpoint's.
+ */
+export const BACKGROUND_CHECKPOINT_PARALLEL = 3;
 
 /** Meta of a journal's first frame: who writes it (core's lock-file fields), the boot, the generation. */
 export interface JournalOwnerMeta {
@@ -121,11 +128,12 @@ export class JournalFile {
 
   /**
    * Creates a new journal file in `dir` (`O_EXCL`, mode 0600) with its header and first
-   * space, fdatasync'd, and its folder entry fsync'd (the file must survive a machine
-   * crash, not only its content). Throws what creating or syncing it throws, leaving no
-   * file behind.
+   * space (`whole`: all of its space, written from the thread pool, for a file prepared
+   * beside commits), fdatasync'd, and its folder entry fsync'd (the file must survive a
+   * machine crash, not only its content). Throws what creating or syncing it throws,
+   * leaving no file behind.
    */
-  static async create(dir: string, namespace: string | undefined, bytes: number) {
+  static async create(dir: string, namespace: string | undefined, bytes: number, whole = false) {
     const token = randomUUID();
     const path = join(dir, `${token}.skj`);
     const owner: JournalOwnerMeta['owner'] = { pid: process.pid, hostname: hostname(), token };
@@ -134,7 +142,8 @@ export class JournalFile {
     const file = new JournalFile(path, fd, owner, bytes);
     try {
       writeAt(fd, file.#header(), 0);
-      file.#allocate(HEADER_BYTES + 1);
+      if (whole) await file.#allocateInPool();
+      else file.#allocate(HEADER_BYTES + 1);
       await fdatasyncAsync(fd);
       await fsyncDir(dir);
     } catch (e) {
@@ -147,6 +156,11 @@ export class JournalFile {
       throw e;
     }
     return file;
+  }
+
+  /** Bytes of its space the current generation's records take. */
+  get used(): number {
+    return this.#position - HEADER_BYTES;
   }
 
   /** Whether records of `size` bytes fit the space left (an empty file takes any record). */
@@ -192,19 +206,22 @@ export class JournalFile {
   }
 
   /**
-   * Waits for the records in flight, makes the logs they cover durable (`syncLog`, several
-   * side by side), then starts the file over after its header with the next generation.
+   * Waits for the records in flight, makes the logs they cover durable (`syncLog`,
+   * `parallel` at a time), then starts the file over after its header with the next generation.
    * A crash before the new header is durable leaves the old generation's records, which
    * replay finds already in their logs. On failure the logs stay dirty and the records
    * stay current (the file is still a valid journal of them).
    */
-  async checkpoint(syncLog: (path: string) => Promise<void>): Promise<void> {
+  async checkpoint(syncLog: (path: string) => Promise<void>, parallel: number): Promise<void> {
     while (this.#inFlight > 0) await new Promise<void>((r) => this.#idle.push(r));
     const logs = [...this.#dirtyLogs];
     this.#dirtyLogs.clear();
     try {
-      for (let i = 0; i < logs.length; i += CHECKPOINT_PARALLEL)
-        await Promise.all(logs.slice(i, i + CHECKPOINT_PARALLEL).map(syncLog));
+      let next = 0;
+      const worker = async () => {
+        while (next < logs.length) await syncLog(logs[next++]!);
+      };
+      await Promise.all(Array.from({ length: Math.min(parallel, logs.length) }, worker));
       this.#gen++;
       writeAt(this.fd, this.#header(), 0);
       await fdatasyncAsync(this.fd);
@@ -237,6 +254,18 @@ export class JournalFile {
     target = Math.max(Math.min(target, this.#bytes), end);
     writeAt(this.fd, Buffer.alloc(target - this.#allocated), this.#allocated);
     this.#allocated = target;
+  }
+
+  /** Writes zeros over all of the file's space from the thread pool, 1 MiB at a time. */
+  async #allocateInPool(): Promise<void> {
+    const zeros = Buffer.alloc(Math.min(1024 * 1024, this.#bytes));
+    for (let at = this.#allocated; at < this.#bytes; at += zeros.length) {
+      const n = Math.min(zeros.length, this.#bytes - at);
+      await new Promise<void>((resolve, reject) =>
+        write(this.fd, zeros, 0, n, at, (e) => (e ? reject(e) : resolve())),
+      );
+    }
+    this.#allocated = Math.max(this.#allocated, this.#bytes);
   }
 
   /** The header frame of the current generation, padded to `HEADER_BYTES`. */
