@@ -256,7 +256,11 @@ export class JournalFile {
     this.#allocated = target;
   }
 
-  /** Writes zeros over all of the file's space from the thread pool, 1 MiB at a time. */
+  /**
+   * Writes zeros over all of the file's space from the thread pool, 1 MiB at a time, each
+   * piece flushed before the next: the commits' own flushes, which queue at the disk
+   * behind whatever it is writing, then never wait for more than one piece.
+   */
   async #allocateInPool(): Promise<void> {
     const zeros = Buffer.alloc(Math.min(1024 * 1024, this.#bytes));
     for (let at = this.#allocated; at < this.#bytes; at += zeros.length) {
@@ -264,6 +268,7 @@ export class JournalFile {
       await new Promise<void>((resolve, reject) =>
         write(this.fd, zeros, 0, n, at, (e) => (e ? reject(e) : resolve())),
       );
+      await fdatasyncAsync(this.fd);
     }
     this.#allocated = Math.max(this.#allocated, this.#bytes);
   }
