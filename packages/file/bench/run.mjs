@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withFileLock } from '@sessionkit/core/adapter';
 import { FileStore } from '../dist/index.js';
+import { checkpoints } from './checkpoints.mjs';
 import { fmt, median, rate } from './figures.mjs';
 import { listing as listingTargets } from './listing.mjs';
 import { loads } from './loads.mjs';
@@ -214,12 +215,14 @@ function printWindows(w) {
 }
 
 // BENCH_ONLY=issue29 runs the measures of the pools, listing and loads targets (and the
-// bytes of `targets`); BENCH_ONLY=pools, listing, loads or targets one of them.
+// bytes of `targets`); BENCH_ONLY=pools, listing, loads or targets one of them;
+// BENCH_ONLY=checkpoints the turns across journal checkpoints at 3,000 sessions.
 const only = {
   targets: () => targets(root),
   pools: () => pools(root),
   listing: () => listingTargets(root),
   loads: () => loads(root),
+  checkpoints: () => checkpoints(root),
   issue29: async () => {
     await pools(root);
     await listingTargets(root);

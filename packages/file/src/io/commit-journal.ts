@@ -10,75 +10,31 @@
 // Layout: a header frame padded to `HEADER_BYTES` (owner, boot id, generation), then
 // records (frames whose meta names the generation, the session, its snapshot and the
 // record's offset in that log; whose body is the log frame byte for byte), then zeros or
-// the records of older generations. Once the records reach the allocated end, the session
-// logs they cover are fdatasync'd and the journal starts over after its header with the
-// next generation (a checkpoint): the records a reader finds end at the first frame that
-// is damaged, torn or of another generation. After a machine crash the next store to open
-// the folder writes back what the logs lost (`session/journal-replay.ts`).
+// the records of older generations (`io/journal-file.ts`). Once a file's records reach the
+// end of its space, the store's commits go on in a second file while the session logs the
+// first one covers are fdatasync'd in the background, after which the first starts over
+// after its header with the next generation (a checkpoint) and waits to take over when
+// the second is full: no commit waits for the logs' fdatasyncs, however many sessions a
+// file covers. The records a reader finds end at the first frame that is damaged, torn or
+// of another generation. After a machine crash the next store to open the folder writes
+// back what the logs lost, from every journal file its writer left (`session/journal-replay.ts`).
 
-import { randomUUID } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fdatasync,
-  openSync,
-  readFileSync,
-  readlinkSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fsyncDir } from '@sessionkit/core/adapter';
-import { encodeFrame } from '../format/frame.js';
-import { FORMAT_VERSION } from '../format/version.js';
 import { errors } from '../store/errors.js';
-import { closeQuietly, fdatasyncAsync } from './fs-helpers.js';
+import { fdatasyncAsync } from './fs-helpers.js';
+import {
+  BACKGROUND_CHECKPOINT_PARALLEL,
+  CHECKPOINT_PARALLEL,
+  type JournalEntry,
+  JournalFile,
+  RECORD_OVERHEAD,
+  syncLogPath,
+} from './journal-file.js';
 import type { LogSyncer } from './log-syncer.js';
 
-/** Bytes before the first record: the header frame, padded with zeros. */
-export const HEADER_BYTES = 512;
-/** The first allocation (bytes after the header); each later one doubles the space. */
-const FIRST_SPACE_BYTES = 64 * 1024;
-/** The space a journal grows to; once its records reach it, the journal checkpoints. */
+/** The space a journal file grows to; once its records reach it, the store switches files. */
 const JOURNAL_BYTES = 16 * 1024 * 1024;
-/** Room a record takes beyond its log frame (prefix, meta with a 128-character id, tail). */
-const RECORD_OVERHEAD = 256;
-/** Session logs fdatasync'd at once by a checkpoint (the thread pool runs them side by side). */
-const CHECKPOINT_PARALLEL = 8;
-
-/** Meta of a journal's first frame: who writes it (core's lock-file fields), the boot, the generation. */
-export interface JournalOwnerMeta {
-  v: number;
-  kind: 'journal';
-  owner: { pid: number; hostname: string; pidNamespace?: string; token: string };
-  /** Linux boot id: a journal of another boot is certainly abandoned. */
-  bootId?: string;
-  /** Format 5: the generation its current records carry (format 4 journals have none). */
-  gen?: number;
-}
-
-/** Meta of a journal record; its body is the log record's frame, byte for byte. */
-export interface JournalRecordMeta {
-  v: number;
-  kind: 'record';
-  /** Format 5: the journal generation the record was written in. */
-  gen?: number;
-  id: string;
-  snapRev: number;
-  /** Where the frame starts in `log-<snapRev>.skr`. */
-  offset: number;
-}
-
-/** This machine's boot id (Linux), or undefined. */
-export function currentBootId(): string | undefined {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
 
 function pidNamespace(): string | undefined {
   if (process.platform !== 'linux') return undefined;
@@ -87,21 +43,6 @@ function pidNamespace(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Writes all of `data` at `position`. */
-function writeAt(fd: number, data: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
-}
-
-/** A commit's log record, as the journal is given it. */
-interface JournalEntry {
-  id: string;
-  snapRev: number;
-  offset: number;
-  frame: Buffer;
-  logPath: string;
 }
 
 interface Waiter {
@@ -120,66 +61,71 @@ export interface JournalOptions {
   /** Where a lone commit's fdatasync runs (`sync: true`). */
   syncer: LogSyncer;
   stats: { groupFlushes: number; groupCommits: number };
-  /** The space the journal grows to before it checkpoints (tests use a small one). */
+  /** The space a journal file grows to before the store switches files (tests use a small one). */
   bytes?: number | undefined;
+  /** A checkpoint's fdatasync of one session log (tests hold it to observe a checkpoint). */
+  syncLog?: ((path: string) => Promise<void>) | undefined;
 }
 
-/** One store's commit journal. */
+/** One store's commit journal: the file commits write to, and the one that takes over next. */
 export class CommitJournal {
   readonly #o: JournalOptions;
   readonly #namespace: string | undefined;
-  #path: string | undefined;
-  #fd: number | undefined;
-  #opening: Promise<number> | undefined;
-  #owner: JournalOwnerMeta['owner'] | undefined;
-  #gen = 0;
-  /** Where the next record goes, and the end of the space allocated so far. */
-  #position = HEADER_BYTES;
-  #allocated = HEADER_BYTES;
+  readonly #bytes: number;
+  readonly #syncLog: (path: string) => Promise<void>;
+  /** The file commits write to. */
+  #active: JournalFile | undefined;
+  #opening: Promise<JournalFile> | undefined;
+  /** Checkpointed, empty: takes over when the active file is full. */
+  #spare: JournalFile | undefined;
+  /** The previous active file while its checkpoint runs in the background. */
+  #retiring: Promise<void> | undefined;
+  /** A file whose background checkpoint failed: checkpointed again before it is reused. */
+  #failed: JournalFile | undefined;
+  /** The second file, being created and allocated beside commits (see `#prepareSpare`). */
+  #preparing: Promise<void> | undefined;
+  /** The switch to the next file, while one is under way. */
+  #switching: Promise<void> | undefined;
+  /** `checkpoint()` of the active file in place (`close()`): writes wait for it. */
+  #checkpointing: Promise<void> | undefined;
   #waiting: Waiter[] = [];
   /** Cancels the scheduled group flush, if one is scheduled. */
   #timer: (() => void) | undefined;
   /** When the last group flush started (monotonic: a wall-clock step cannot hold one). */
   #lastStart = Number.NEGATIVE_INFINITY;
   #flushing: Promise<void> | undefined;
-  /** Records being written and fdatasync'd right now (a checkpoint waits for them). */
-  #inFlight = 0;
-  #idle: (() => void)[] = [];
-  /** Session logs written since the last checkpoint. */
-  #dirtyLogs = new Set<string>();
-  #checkpointing: Promise<void> | undefined;
   /** Commits between their call and their acknowledgement; `close()` waits for them. */
-  #active = 0;
+  #inProgress = 0;
   #quiet: (() => void)[] = [];
   #closed = false;
-
-  readonly #bytes: number;
 
   constructor(options: JournalOptions) {
     this.#o = options;
     this.#bytes = options.bytes ?? JOURNAL_BYTES;
+    this.#syncLog = options.syncLog ?? syncLogPath;
     this.#namespace = pidNamespace();
   }
 
   /**
    * Writes the log record `frame`, just appended at `offset` of `logPath` (session `id`,
-   * snapshot `snapRev`), to the journal, and resolves once the journal holding it is
-   * fdatasync'd: at once (`sync: true`) or by the next group flush. Throws what opening,
-   * writing or syncing the journal throws.
+   * snapshot `snapRev`), to the journal, and resolves once the journal file holding it
+   * is fdatasync'd: at once (`sync: true`) or by the next group flush. Throws what
+   * opening, writing or syncing the journal throws, and what a checkpoint that has to
+   * finish first (a file whose background checkpoint failed) throws.
    */
   async commit(id: string, snapRev: number, offset: number, frame: Buffer, logPath: string) {
     if (this.#closed) throw errors.closed();
-    this.#active++;
+    this.#inProgress++;
     try {
       await this.#commitNow({ id, snapRev, offset, frame, logPath });
     } finally {
-      this.#active--;
-      if (this.#active === 0) for (const wake of this.#quiet.splice(0)) wake();
+      this.#inProgress--;
+      if (this.#inProgress === 0) for (const wake of this.#quiet.splice(0)) wake();
     }
   }
 
   async #commitNow(entry: JournalEntry): Promise<void> {
-    const fd = await this.#open();
+    await this.#open();
     if (this.#o.group) {
       // The record is written by the flush, with the others it covers (one write, one
       // fdatasync): until then the commit is not acknowledged, and its log record is
@@ -190,150 +136,141 @@ export class CommitJournal {
       });
       return;
     }
-    await this.#writeDurably(fd, [entry], true);
+    await this.#writeDurably([entry], true);
   }
 
-  /** fdatasyncs the logs written since the last checkpoint and starts the journal over. */
+  /**
+   * fdatasyncs the logs every journal file covers and starts each over (the active one in
+   * place). Throws what an fdatasync throws; the records then stay current.
+   */
   async checkpoint(): Promise<void> {
+    while (this.#switching !== undefined) await this.#switching;
+    while (this.#retiring !== undefined) await this.#retiring;
+    const failed = this.#failed;
+    if (failed) {
+      await failed.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL);
+      this.#failed = undefined;
+      this.#spare ??= failed;
+      if (this.#spare !== failed) failed.closeAndRemove();
+    }
     while (this.#checkpointing !== undefined) await this.#checkpointing;
-    const fd = this.#fd;
-    if (fd === undefined || this.#dirtyLogs.size === 0) return;
-    this.#checkpointing = this.#checkpointNow(fd).finally(() => {
+    const active = this.#active;
+    if (active === undefined || !active.dirty) return;
+    this.#checkpointing = active.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL).finally(() => {
       this.#checkpointing = undefined;
     });
     await this.#checkpointing;
   }
 
   /**
-   * Lets the commits in progress finish, checkpoints, then closes and removes the journal;
-   * later commits fail with `closed`.
+   * Lets the commits in progress finish, checkpoints, then closes and removes the journal
+   * files; later commits fail with `closed`.
    */
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#flushing !== undefined || this.#waiting.length > 0) await this.#flushNow();
-    while (this.#active > 0) await new Promise<void>((r) => this.#quiet.push(r));
+    while (this.#inProgress > 0) await new Promise<void>((r) => this.#quiet.push(r));
     await this.#opening?.catch(() => {});
+    while (this.#preparing !== undefined) await this.#preparing;
     await this.checkpoint();
-    const fd = this.#fd;
-    this.#fd = undefined;
-    if (fd === undefined) return;
-    closeQuietly(fd);
-    if (this.#path && this.#dirtyLogs.size === 0) {
-      try {
-        unlinkSync(this.#path);
-      } catch {
-        // gone already
-      }
-    }
+    for (const file of [this.#active, this.#spare]) file?.closeAndRemove();
+    this.#active = undefined;
+    this.#spare = undefined;
   }
 
   // ------------------------------------------------------------------ writing
 
   /**
-   * Writes the records of `entries` at the journal's position and fdatasyncs it
-   * (`inline`: through the store's `LogSyncer`, which may run it on the event loop; else
-   * the thread pool). Checkpoints first when they do not fit the space left. The records
-   * are encoded here, after any checkpoint, so they carry the generation they land in, and
-   * their logs are marked dirty for the checkpoint that ends that generation.
+   * Writes the records of `entries` to the active file and fdatasyncs it (`inline`:
+   * through the store's `LogSyncer`, which may run it on the event loop; else the thread
+   * pool). When they do not fit the space left, the next file takes over first. The
+   * records are encoded by the file they land in, so they carry its generation.
    */
-  async #writeDurably(fd: number, entries: JournalEntry[], inline: boolean): Promise<void> {
+  async #writeDurably(entries: JournalEntry[], inline: boolean): Promise<void> {
     let size = 0;
     for (const e of entries) size += e.frame.length + RECORD_OVERHEAD;
-    if (this.#position + size > this.#bytes && this.#position > HEADER_BYTES)
-      await this.checkpoint();
-    while (this.#checkpointing !== undefined) await this.#checkpointing;
-    const records = entries.map((e) => {
-      this.#dirtyLogs.add(e.logPath);
-      const meta: JournalRecordMeta = {
-        v: FORMAT_VERSION,
-        kind: 'record',
-        gen: this.#gen,
-        id: e.id,
-        snapRev: e.snapRev,
-        offset: e.offset,
-      };
-      return encodeFrame(meta, e.frame);
-    });
-    const bytes = records.length === 1 ? records[0]! : Buffer.concat(records);
-    this.#inFlight++;
-    try {
-      this.#allocate(fd, this.#position + bytes.length);
-      const at = this.#position;
-      this.#position += bytes.length;
-      writeAt(fd, bytes, at);
-      await (inline ? this.#o.syncer.sync(fd) : fdatasyncAsync(fd));
-    } finally {
-      this.#inFlight--;
-      if (this.#inFlight === 0) for (const wake of this.#idle.splice(0)) wake();
+    for (;;) {
+      while (this.#checkpointing !== undefined) await this.#checkpointing;
+      while (this.#switching !== undefined) await this.#switching;
+      const file = this.#active!;
+      if (file.fits(size)) {
+        const sync = inline ? (fd: number) => this.#o.syncer.sync(fd) : fdatasyncAsync;
+        const written = file.write(entries, sync);
+        if (file.used * 2 >= this.#bytes) this.#prepareSpare();
+        return written;
+      }
+      this.#switching = this.#switchFrom(file).finally(() => {
+        this.#switching = undefined;
+      });
     }
   }
 
   /**
-   * Makes sure the file holds written zeros up to at least `end`, doubling the space each
-   * time (up to the journal's size, or as much as one outsized record needs): the flush
-   * after an allocation pays the file-system journal commit once, the later ones do not.
+   * Makes the next file the active one — the spare, or a new file the first time — and
+   * checkpoints `full` in the background, after which it is the spare. Waits only when
+   * the previous background checkpoint has not ended yet (the spare is not ready), and
+   * checkpoints a file whose background checkpoint failed before reusing it (throwing
+   * what it throws).
    */
-  #allocate(fd: number, end: number): void {
-    if (end <= this.#allocated) return;
-    let target = Math.max(HEADER_BYTES + FIRST_SPACE_BYTES, this.#allocated * 2);
-    target = Math.max(Math.min(target, this.#bytes), end);
-    writeAt(fd, Buffer.alloc(target - this.#allocated), this.#allocated);
-    this.#allocated = target;
-  }
-
-  /** The journal's descriptor, created with its header on first use. */
-  #open(): Promise<number> {
-    if (this.#fd !== undefined) return Promise.resolve(this.#fd);
-    this.#opening ??= this.#create().finally(() => {
-      this.#opening = undefined;
-    });
-    return this.#opening;
-  }
-
-  async #create(): Promise<number> {
-    const token = randomUUID();
-    const path = join(this.#o.dir, `${token}.skj`);
-    const owner: JournalOwnerMeta['owner'] = { pid: process.pid, hostname: hostname(), token };
-    if (this.#namespace !== undefined) owner.pidNamespace = this.#namespace;
-    this.#owner = owner;
-    this.#gen = 1;
-    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o600);
-    try {
-      writeAt(fd, this.#header(), 0);
-      this.#allocated = HEADER_BYTES;
-      this.#allocate(fd, HEADER_BYTES + 1);
-      await fdatasyncAsync(fd);
-      // The journal must survive a machine crash as a file, not only its content.
-      await fsyncDir(this.#o.dir);
-    } catch (e) {
-      closeQuietly(fd);
-      try {
-        unlinkSync(path);
-      } catch {
-        // nothing to remove
-      }
-      throw e;
+  async #switchFrom(full: JournalFile): Promise<void> {
+    while (this.#preparing !== undefined) await this.#preparing;
+    while (this.#retiring !== undefined) await this.#retiring;
+    let next = this.#spare;
+    this.#spare = undefined;
+    if (next === undefined && this.#failed !== undefined) {
+      await this.#failed.checkpoint(this.#syncLog, CHECKPOINT_PARALLEL);
+      next = this.#failed;
+      this.#failed = undefined;
     }
-    this.#fd = fd;
-    this.#path = path;
-    return fd;
+    next ??= await JournalFile.create(this.#o.dir, this.#namespace, this.#bytes);
+    this.#active = next;
+    this.#retiring = full
+      .checkpoint(this.#syncLog, BACKGROUND_CHECKPOINT_PARALLEL)
+      .then(
+        () => {
+          this.#spare = full;
+        },
+        () => {
+          this.#failed = full;
+        },
+      )
+      .finally(() => {
+        this.#retiring = undefined;
+      });
   }
 
-  /** The header frame of the current generation, padded to `HEADER_BYTES`. */
-  #header(): Buffer {
-    const meta: JournalOwnerMeta = {
-      v: FORMAT_VERSION,
-      kind: 'journal',
-      owner: this.#owner!,
-      gen: this.#gen,
-    };
-    const bootId = currentBootId();
-    if (bootId !== undefined) meta.bootId = bootId;
-    const frame = encodeFrame(meta);
-    if (frame.length > HEADER_BYTES) throw new Error('journal header too large');
-    const out = Buffer.alloc(HEADER_BYTES);
-    frame.copy(out);
-    return out;
+  /**
+   * Once the active file is half full and the store has no second file yet, creates one
+   * with all of its space written (from the thread pool) and flushed, so the hand-over
+   * costs no allocation on the commit path. A failure leaves it to the switch, which
+   * creates the file itself.
+   */
+  #prepareSpare(): void {
+    if (this.#spare || this.#retiring || this.#failed || this.#preparing || this.#closed) return;
+    this.#preparing = JournalFile.create(this.#o.dir, this.#namespace, this.#bytes, true)
+      .then(
+        (file) => {
+          this.#spare = file;
+        },
+        () => {},
+      )
+      .finally(() => {
+        this.#preparing = undefined;
+      });
+  }
+
+  /** The active file, created with its header on first use. */
+  #open(): Promise<JournalFile> {
+    if (this.#active !== undefined) return Promise.resolve(this.#active);
+    this.#opening ??= JournalFile.create(this.#o.dir, this.#namespace, this.#bytes)
+      .then((file) => {
+        this.#active = file;
+        return file;
+      })
+      .finally(() => {
+        this.#opening = undefined;
+      });
+    return this.#opening;
   }
 
   // ------------------------------------------------------------------ group flushes
@@ -364,15 +301,13 @@ export class CommitJournal {
     if (this.#flushing !== undefined) return this.#flushing;
     this.#timer?.();
     this.#timer = undefined;
-    const fd = this.#fd;
     const waiting = this.#waiting;
     this.#waiting = [];
-    if (fd === undefined || waiting.length === 0) return;
+    if (this.#active === undefined || waiting.length === 0) return;
     this.#lastStart = performance.now();
     this.#flushing = (async () => {
       try {
         await this.#writeDurably(
-          fd,
           waiting.map((w) => w.entry),
           false,
         );
@@ -388,46 +323,4 @@ export class CommitJournal {
     })();
     return this.#flushing;
   }
-
-  // ------------------------------------------------------------------ checkpoints
-
-  /**
-   * Waits for the records in flight, makes the dirty logs durable (several fdatasyncs
-   * side by side in the thread pool), then starts the journal over after its header with
-   * the next generation. A crash before the new header is durable leaves the old
-   * generation's records, which replay finds already in their logs.
-   */
-  async #checkpointNow(fd: number): Promise<void> {
-    while (this.#inFlight > 0) await new Promise<void>((r) => this.#idle.push(r));
-    const logs = [...this.#dirtyLogs];
-    this.#dirtyLogs.clear();
-    try {
-      for (let i = 0; i < logs.length; i += CHECKPOINT_PARALLEL)
-        await Promise.all(logs.slice(i, i + CHECKPOINT_PARALLEL).map(syncPath));
-    } catch (e) {
-      for (const path of logs) this.#dirtyLogs.add(path);
-      throw e;
-    }
-    this.#gen++;
-    writeAt(fd, this.#header(), 0);
-    await fdatasyncAsync(fd);
-    this.#position = HEADER_BYTES;
-  }
-}
-
-/** fdatasync of the file at `path`; a file gone meanwhile (folded, deleted) needs none. */
-function syncPath(path: string): Promise<void> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return Promise.resolve();
-  }
-  return new Promise<void>((resolve, reject) =>
-    fdatasync(fd, (e) => {
-      closeSync(fd);
-      if (e) reject(e);
-      else resolve();
-    }),
-  );
 }

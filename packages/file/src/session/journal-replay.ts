@@ -18,13 +18,13 @@ import { join } from 'node:path';
 import { isValidId } from '@sessionkit/core';
 import { fsyncDir, isLockHolderGone } from '@sessionkit/core/adapter';
 import { parseFrames } from '../format/frame.js';
+import { closeQuietly } from '../io/fs-helpers.js';
 import {
   currentBootId,
   HEADER_BYTES,
   type JournalOwnerMeta,
   type JournalRecordMeta,
-} from '../io/commit-journal.js';
-import { closeQuietly } from '../io/fs-helpers.js';
+} from '../io/journal-file.js';
 import type { StoreContext } from '../store/context.js';
 import { newestSnapshot } from './folder.js';
 import { withSessionLock } from './lock.js';
@@ -39,7 +39,9 @@ interface Replayed {
 /**
  * Replays every journal of the store whose writer is certainly gone (another boot, or a
  * process of this host that no longer runs), then removes it. Journals of live (or
- * unjudgeable) writers are left to them.
+ * unjudgeable) writers are left to them. The files of one writer (a store keeps up to
+ * two) are replayed together, each session's records in log order, so a log is written
+ * back front to back, never with a gap a concurrent reader would take for damage.
  */
 export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> {
   let names: string[];
@@ -48,6 +50,7 @@ export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> 
   } catch {
     return;
   }
+  const byWriter = new Map<string, { paths: string[]; records: Map<string, Replayed[]> }>();
   for (const name of names) {
     if (!name.endsWith('.skj')) continue;
     const path = join(ctx.paths.journal, name);
@@ -59,13 +62,25 @@ export async function replayAbandonedJournals(ctx: StoreContext): Promise<void> 
     }
     const head = parseFrames<JournalOwnerMeta>(buf.subarray(0, HEADER_BYTES)).frames[0]?.meta;
     if (head?.kind !== 'journal' || !abandoned(head)) continue;
-    for (const [id, records] of journalRecords(buf, head)) {
+    const { pid, hostname, pidNamespace } = head.owner;
+    const writer = `${hostname}\n${pidNamespace ?? ''}\n${pid}\n${head.bootId ?? ''}`;
+    const group = byWriter.get(writer) ?? { paths: [] as string[], records: new Map() };
+    byWriter.set(writer, group);
+    group.paths.push(path);
+    for (const [id, records] of journalRecords(buf, head))
+      group.records.set(id, [...(group.records.get(id) ?? []), ...records]);
+  }
+  for (const { paths, records: bySession } of byWriter.values()) {
+    for (const [id, records] of bySession) {
+      records.sort((a, b) => a.snapRev - b.snapRev || a.offset - b.offset);
       await withSessionLock(ctx, id, () => replaySession(ctx, id, records));
     }
-    try {
-      unlinkSync(path);
-    } catch {
-      // removed by another replayer
+    for (const path of paths) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // removed by another replayer
+      }
     }
   }
 }
