@@ -7,9 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fmt } from './figures.mjs';
-import { turnOf } from './turns.mjs';
-
-const { FileStore } = await import(process.env.BENCH_DIST ?? '../dist/index.js');
+import { storeRunner } from './pools.mjs';
 
 /** Prints turns/s and the slowest commits over `turns` turns at `sessions` sessions. */
 export async function checkpoints(root) {
@@ -17,17 +15,7 @@ export async function checkpoints(root) {
   const turns = Number(process.env.BENCH_CHECKPOINT_TURNS ?? 16_000);
   const dir = join(root, 'checkpoints');
   mkdirSync(dir, { recursive: true });
-  const setup = new FileStore({ dir, sync: false });
-  for (let c = 0; c < sessions; c++) await setup.create({ id: `c${c}`, messages: turnOf(c) });
-  await setup.close();
-  const store = new FileStore({ dir });
-  const revisions = new Array(sessions).fill(1);
-  let n = 0;
-  const step = async () => {
-    const c = n % sessions;
-    const r = await store.commit(`c${c}`, { expectedRevision: revisions[c], append: turnOf(n++) });
-    revisions[c] = r.revision;
-  };
+  const { step, close } = await storeRunner(dir, sessions, 2);
   for (let i = 0; i < sessions; i++) await step();
   const latencies = [];
   const t0 = performance.now();
@@ -37,7 +25,7 @@ export async function checkpoints(root) {
     latencies.push(performance.now() - s);
   }
   const seconds = (performance.now() - t0) / 1000;
-  await store.close();
+  await close();
   latencies.sort((a, b) => b - a);
   const over = (ms) => latencies.filter((x) => x > ms).reduce((s, x) => s + x, 0);
   console.log(`durable turns across journal checkpoints (3,000 sessions, ${fmt(turns)} turns):`);

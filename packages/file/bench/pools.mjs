@@ -15,7 +15,11 @@ const { FileStore } = await import(process.env.BENCH_DIST ?? '../dist/index.js')
 /** The first `n` messages of every conversation (history before the measured turns). */
 const history = (n) => Array.from({ length: n / 2 }, (_, i) => turnOf(i)).flat();
 
-async function storeRunner(dir, sessions, messages) {
+/**
+ * A store (`sync: true`) over `sessions` conversations of `messages` messages in `dir`,
+ * created with `sync: false`: `step()` commits the next turn round robin.
+ */
+export async function storeRunner(dir, sessions, messages) {
   const setup = new FileStore({ dir, sync: false });
   for (let c = 0; c < sessions; c++)
     await setup.create({ id: `c${c}`, messages: history(messages) });
