@@ -7,7 +7,15 @@ import { LATEST_VERSION, PostgresStore } from '../src/index.js';
 import { FORGET_OPERATIONS_EVERY } from '../src/migrations/010-operations-one-index.js';
 import { appendStatementSql, appendValues } from '../src/statements/append.js';
 import { COMMIT_PARAMS, type CommitArgs, callValues, namedCall } from '../src/statements/commit.js';
-import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
+import {
+  admin,
+  destroyStore,
+  dropSchema,
+  freshSchema,
+  freshStore,
+  newPool,
+  postgresForFile,
+} from './harness.js';
 import { schemaAtVersion } from './old-schema.js';
 
 const available = postgresForFile('the PostgreSQL migration 10 test did not run');
@@ -114,11 +122,9 @@ describe.runIf(available)('postgres › migration 10', () => {
   });
 
   it('deletes a session’s ids with it: delete, enforceMax, and repair for rows left by hand', async () => {
-    const schema = freshSchema();
-    const s = `"${schema}"`;
-    const pool = newPool();
+    const store = await freshStore();
+    const s = `"${store.schema}"`;
     try {
-      const store = await PostgresStore.fromPool(pool, { schema });
       for (const id of ['a', 'b', 'c']) {
         await store.create({ id });
         await store.commit(id, { operationId: `${id}-1`, append: [{ role: 'user', content: id }] });
@@ -142,19 +148,15 @@ describe.runIf(available)('postgres › migration 10', () => {
       await store.repair();
       expect(await idsOf(s, 'c')).toBe(0);
       expect(await idsOf(s, 'b')).toBe(1);
-      await store.close();
     } finally {
-      await pool.end();
-      await dropSchema(schema);
+      await destroyStore(store);
     }
   });
 
   it('a named turn reads no operation row before it writes; a replay fails on the key and answers the first result', async () => {
-    const schema = freshSchema();
-    const s = `"${schema}"`;
-    const pool = newPool();
+    const store = await freshStore();
+    const s = `"${store.schema}"`;
     try {
-      const store = await PostgresStore.fromPool(pool, { schema });
       await store.create({ id: 'a' });
       const first = await store.commit('a', {
         operationId: 'op-1',
@@ -219,10 +221,8 @@ describe.runIf(available)('postgres › migration 10', () => {
         (await store.loadMessages('a')).map((m) => (m as { content: string }).content),
       ).toEqual(['once']);
       expect((await store.load('a')).revision).toBe(first.revision);
-      await store.close();
     } finally {
-      await pool.end();
-      await dropSchema(schema);
+      await destroyStore(store);
     }
   });
 });

@@ -33,16 +33,22 @@ function clientAround(
   return client;
 }
 
+/** A promise that holds the reads awaiting it until `release()`. */
+function heldGate(): { gate: Promise<void>; release: () => void } {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { gate, release };
+}
+
 /** Keys of the store's objects relative to the session's generation folder. */
 const inGeneration = (key: string) => key.replace(/^.*\/g\/[^/]+\//, '');
 
 describe('the fold runs off the commit path', () => {
   it('the commit that makes the chain long resolves while its fold is still reading', async () => {
     // The fold's first read is of version 1 (the chain's base), which no commit reads.
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     let holding = false;
     let heldReads = 0;
     const sent: string[] = [];
@@ -122,10 +128,7 @@ describe('the fold runs off the commit path', () => {
 
 describe('a fold taken up late', () => {
   it('still removes what it superseded, on the first commit written on it', async () => {
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const { gate, release } = heldGate();
     let holding = false;
     const client = clientAround(server.target.endpoint, async (key, isWrite, send) => {
       if (holding && !isWrite && key.endsWith('/v/000000000001')) await gate;
