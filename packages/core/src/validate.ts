@@ -74,15 +74,16 @@ export function assertText(
     throw errors.invalid(`${what} must be a string, got ${describeValue(value)}`);
   if (value.length > max) throw errors.invalid(`${what} is longer than ${max} chars`);
   if (value.includes('\u0000')) throw errors.invalid(`${what} contains a NUL character`);
-  if (LONE_SURROGATE.test(value)) {
+  if (!(value as string & WellFormedCheck).isWellFormed()) {
     throw errors.invalid(`${what} contains a lone UTF-16 surrogate (not valid Unicode text)`);
   }
 }
 
 // Half of a surrogate pair on its own: UTF-8 cannot encode it, so a backend storing text
 // as UTF-8 (PostgreSQL, Redis, files) would silently turn it into U+FFFD. Rejected up
-// front so every backend returns exactly the text it was given.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// front so every backend returns exactly the text it was given. `isWellFormed` (ES2024,
+// in every supported Node) answers at once for text without surrogates.
+type WellFormedCheck = { isWellFormed(): boolean };
 
 /** Throws `invalid_argument` unless `value` is a non-negative safe integer. */
 export function assertCount(

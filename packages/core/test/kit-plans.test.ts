@@ -227,6 +227,50 @@ describe('OperationLog', () => {
     }
   });
 
+  it('records what it was just asked about, or another id first, as a log without lookups does (random runs)', () => {
+    const random = seededRandom(23);
+    for (let run = 0; run < 200; run++) {
+      const capacity = 1 + random(24);
+      const pool = 2 + random(3 * capacity);
+      const log = new OperationLog(capacity);
+      const records: [string, number][] = [];
+      const newest = (id: string) =>
+        records
+          .slice(-capacity)
+          .filter(([r]) => r === id)
+          .pop()?.[1];
+      for (let i = 0; i < 8 * capacity + 16; i++) {
+        // A lookup of one id, then a record of it or (now and then) of another id first.
+        const asked = `id-${random(pool)}`;
+        expect(log.find(asked)?.revision).toBe(newest(asked));
+        const order = random(4) === 0 ? [`id-${random(pool)}`, asked] : [asked];
+        for (const id of order) {
+          log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+          records.push([id, i + 1]);
+        }
+      }
+      for (let k = 0; k < pool; k++) expect(log.find(`id-${k}`)?.revision).toBe(newest(`id-${k}`));
+      const last = records.slice(-capacity);
+      const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
+      expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
+    }
+  });
+
+  it('keeps results of any safe size exactly, times before 1970 included', () => {
+    const log = new OperationLog(4);
+    const results = [
+      {
+        revision: Number.MAX_SAFE_INTEGER,
+        messageCount: 2 ** 40 + 3,
+        updatedAt: new Date(8.64e15),
+      },
+      { revision: 2 ** 32, messageCount: 0, updatedAt: new Date(-62_135_596_800_000) },
+      { revision: 2 ** 31, messageCount: 2 ** 32 - 1, updatedAt: new Date(-1) },
+    ];
+    for (const [i, r] of results.entries()) log.record(`op-${i}`, r);
+    expect(results.map((_, i) => log.find(`op-${i}`))).toEqual(results);
+  });
+
   it('at the default capacity, forgets exactly the ids older than the last 1,000 through many rebuilds of its table', () => {
     const log = new OperationLog();
     const result = (i: number) => ({ revision: i + 1, messageCount: i, updatedAt: new Date(i) });

@@ -14,7 +14,7 @@ import { errorsFor, isSessionKitError } from '../src/errors.js';
 import { isValidId } from '../src/ids.js';
 import { assertJsonValue, jsonByteLength } from '../src/json-value.js';
 import type { CommitInput, Session } from '../src/types.js';
-import { DEFAULT_LIST_LIMIT } from '../src/validate.js';
+import { assertText, DEFAULT_LIST_LIMIT } from '../src/validate.js';
 
 const errors = errorsFor('test');
 
@@ -482,6 +482,39 @@ describe('assertSaveInput', () => {
     expect(code({ ...base(), nope: 1 })).toBe('invalid_argument');
     expect(code({ ...base(), messages: [Symbol('x')] })).toBe('invalid_argument');
     expect(code(null)).toBe('invalid_argument');
+  });
+});
+
+describe('assertText', () => {
+  const problem = (value: string) => {
+    try {
+      assertText(errors, value, 'title', 100);
+      return 'ok';
+    } catch (e) {
+      return isSessionKitError(e) && e.code === 'invalid_argument'
+        ? e.message.replace('[sessionkit/test] ', '')
+        : String(e);
+    }
+  };
+
+  it('takes whole surrogate pairs and refuses a lone half wherever it stands', () => {
+    for (const text of ['', 'plain', 'é ü 漢字', '\ud83d\ude00', 'a\ud83c\udf0d\ud83d\ude00b']) {
+      expect(problem(text), JSON.stringify(text)).toBe('ok');
+    }
+    for (const text of [
+      '\ud83d',
+      'x\ud83d',
+      '\ude00x',
+      '\ude00\ud83d',
+      '\ud83d\ud83d\ude00',
+      'a\udfffb',
+    ]) {
+      expect(problem(text), JSON.stringify(text)).toBe(
+        'title contains a lone UTF-16 surrogate (not valid Unicode text)',
+      );
+    }
+    expect(problem('a\u0000b')).toBe('title contains a NUL character');
+    expect(problem('x'.repeat(101))).toBe('title is longer than 100 chars');
   });
 });
 
