@@ -18,6 +18,7 @@ import { closeQuietly, writeAll } from '../io/fs-helpers.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import { readFullSession } from '../session/full-read.js';
 import type { StoreContext } from '../store/context.js';
+import { dropSearchMerge, installSearchMerge, startSearchMerge } from './search-merge.js';
 
 /** Replaces the session's search file with the text of `messages` (one chunk). */
 export async function writeSearchFile(
@@ -32,6 +33,7 @@ export async function writeSearchFile(
 function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   // Derived data (rebuilt by repair), so no fsync: a crash may only make search stale.
   const path = ctx.sessionPaths(id).search;
+  dropSearchMerge(ctx, id);
   ctx.keptFiles.drop(path);
   // A small text is stored as it is (no compressor set up for a create); its first merge
   // compresses it.
@@ -85,6 +87,7 @@ const MERGE_SHARE = 4;
  * `repair()`.
  */
 export function compactSearchFile(ctx: StoreContext, id: string): void {
+  dropSearchMerge(ctx, id);
   if (!ctx.searchStale.has(id)) mergeSearchTail(ctx, ctx.sessionPaths(id).search);
 }
 
@@ -105,7 +108,9 @@ function mergeSearchTail(ctx: StoreContext, path: string): void {
  * Appends the text of `messages` as one stored chunk to the search file, through a kept
  * descriptor while the file at its path is still that inode (it is replaced, never
  * rewritten in place, by rewrites and merges), then merges the stored chunks that end the
- * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`). `dropped`: the
+ * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`): compressed in the
+ * thread pool and put in place by the session's next append (see `search-merge.ts`),
+ * which first puts a merge that is ready in place. `dropped`: the
  * messages a truncation dropped from the end of the history before them, whose text a
  * cut chunk first removes (their `searchTextOf` is exactly the end of the stored text).
  * A format-3 file (plain text) is first rewritten as chunks. Synchronous.
@@ -120,6 +125,7 @@ export function appendSearchFile(
   const cut = dropped.length > 0 ? searchTextOf(dropped).length : 0;
   if (!text && cut === 0) return;
   const path = ctx.sessionPaths(id).search;
+  installMergeQuietly(ctx, id, path);
   const st = statSync(path, { throwIfNoEntry: false });
   const size = st?.size ?? 0;
   let ino = st ? Number(st.ino) : 0;
@@ -153,8 +159,27 @@ export function appendSearchFile(
   // A damaged file stays marked (`-Infinity`): never merged until `repair()`.
   tail += chunk.length;
   const rest = size + chunk.length - tail;
-  if (tail >= MERGE_FROM_BYTES && tail * MERGE_SHARE >= rest) mergeSearchTail(ctx, path);
-  else noteStoredTail(ctx, path, tail, ino);
+  noteStoredTail(ctx, path, tail, ino);
+  if (tail >= MERGE_FROM_BYTES && tail * MERGE_SHARE >= rest) {
+    try {
+      startSearchMerge(ctx, id, path, ino, KEEP_CHUNK_BYTES);
+    } catch {
+      // left unmerged: the next append finds the merge due again
+    }
+  }
+}
+
+/**
+ * Puts the session's merge that is ready in place (best-effort: a failure leaves the file
+ * as it was, or merged, both valid) and notes the stored tail it leaves.
+ */
+function installMergeQuietly(ctx: StoreContext, id: string, path: string): void {
+  try {
+    const tail = installSearchMerge(ctx, id, path);
+    if (tail !== undefined) noteStoredTail(ctx, path, tail);
+  } catch {
+    // the file is the old one or the merged one, either valid; repair() rewrites it if not
+  }
 }
 
 /**
