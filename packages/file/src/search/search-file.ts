@@ -126,9 +126,9 @@ export function appendSearchFile(
   if (!text && cut === 0) return;
   const path = ctx.sessionPaths(id).search;
   installMergeQuietly(ctx, id, path);
-  const st = statSync(path, { throwIfNoEntry: false });
+  const st = knownSearchEnd(ctx, id, path) ?? statEnd(path);
   const size = st?.size ?? 0;
-  let ino = st ? Number(st.ino) : 0;
+  let ino = st?.ino ?? 0;
   let tail = size > 0 ? storedTailOf(ctx, path, ino) : 0;
   if (tail === undefined) {
     // Format 3: the plain text; the whole file becomes one chunk with the turn's text.
@@ -149,13 +149,15 @@ export function appendSearchFile(
   const cutChunk = cut > 0 ? encodeCutChunk(cut) : undefined;
   const chunk =
     cutChunk && appended ? Buffer.concat([cutChunk, appended]) : (cutChunk ?? appended!);
+  const bytes = size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]);
   try {
-    writeAll(fd, size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
+    writeAll(fd, bytes);
   } catch (e) {
     closeQuietly(fd);
     throw e;
   }
   ctx.keepFile(path, fd, ino);
+  noteSearchEnd(ctx, id, path, ino, size + bytes.length);
   // A damaged file stays marked (`-Infinity`): never merged until `repair()`.
   tail += chunk.length;
   const rest = size + chunk.length - tail;
@@ -167,6 +169,41 @@ export function appendSearchFile(
       // left unmerged: the next append finds the merge due again
     }
   }
+}
+
+/** The inode and size of the file at `path`, or `undefined` when there is none. */
+function statEnd(path: string): { ino: number; size: number } | undefined {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st && { ino: Number(st.ino), size: st.size };
+}
+
+/**
+ * The inode and size this store's last append left the search file at `path` with, while
+ * they are certainly current: the lock has been held without a break since (no other store
+ * or process can have written the session) and the descriptor of that append is still
+ * kept (every rewrite of the file in this store, and a delete, closes it first). Spares
+ * an append its `stat`. `undefined` otherwise.
+ */
+function knownSearchEnd(
+  ctx: StoreContext,
+  id: string,
+  path: string,
+): { ino: number; size: number } | undefined {
+  const end = ctx.searchEnds.get(path);
+  const epoch = ctx.leases.epochOf(id);
+  if (end === undefined || epoch === undefined || end.epoch !== epoch) return undefined;
+  return ctx.keptFiles.isPinned(path, end.ino) ? end : undefined;
+}
+
+/** Remembers where an append under session `id`'s lock left the search file (see above). */
+function noteSearchEnd(ctx: StoreContext, id: string, path: string, ino: number, size: number) {
+  const epoch = ctx.leases.epochOf(id);
+  if (epoch === undefined) {
+    ctx.searchEnds.delete(path);
+    return;
+  }
+  if (ctx.searchEnds.size >= 65_536) ctx.searchEnds.clear();
+  ctx.searchEnds.set(path, { ino, size, epoch });
 }
 
 /**

@@ -87,6 +87,11 @@ export class StoreContext {
    * reads the file to decide on a merge.
    */
   readonly searchTails = new Map<string, number>();
+  /**
+   * Where this store's last append left each search file (inode, size) and under which
+   * unbroken holding of the session's lock (`search/search-file.ts`, `knownSearchEnd`).
+   */
+  readonly searchEnds = new Map<string, { ino: number; size: number; epoch: number }>();
   /** Search merges being compressed, or waiting for their session's next commit. */
   readonly searchMerges = new Map<string, PendingSearchMerge>();
   readonly #sessionPaths = new Map<string, SessionPaths>();
