@@ -38,6 +38,7 @@ import {
   touchRoute,
   unbindRoute,
 } from './router/router-file.js';
+import { settleSearchMerges } from './search/search-merge.js';
 import { commitLocked } from './session/commit.js';
 import { createSession } from './session/create.js';
 import { removeSession } from './session/delete.js';
@@ -110,6 +111,7 @@ export class FileStore<M = Message> extends BaseStore<M> implements FullStore<M>
     ctx.closed = true;
     await ctx.journal?.close();
     await ctx.leases.close();
+    await settleSearchMerges(ctx);
     ctx.keptFiles.dropAll();
     ctx.tips.clear();
     ctx.operations.clear();

@@ -1,15 +1,34 @@
 // Session leases (session/lease.ts): a commit keeps its session's lock file for the next
 // one; other stores and processes still get the lock promptly, and a lease never outlives
 // its store or a failed write.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { codeOf, msg, runRaceChild, storeFolderFixture } from './helpers.js';
 
 const fixture = storeFolderFixture();
 const lockOf = (id: string) => join(fixture.dir, 'locks', `${id}.lock`);
 
 describe('session leases', () => {
+  it('commits and branches run no AsyncLocalStorage (its promise hooks cost every commit)', async () => {
+    const s = fixture.open();
+    await s.create({ id: 'x' }); // opening the folder takes core's format lock
+    const run = vi.spyOn(AsyncLocalStorage.prototype, 'run');
+    const enter = vi.spyOn(AsyncLocalStorage.prototype, 'enterWith');
+    try {
+      await s.commit('x', { append: [msg('one')] });
+      await s.commit('x', { append: [msg('two')] });
+      const child = await s.branch('x', 1);
+      expect((await s.load(child.id)).parentId).toBe('x');
+      expect(run).not.toHaveBeenCalled();
+      expect(enter).not.toHaveBeenCalled();
+    } finally {
+      run.mockRestore();
+      enter.mockRestore();
+    }
+  });
+
   it('a commit keeps the lock file, dated ahead so no other process judges it stale', async () => {
     const s = fixture.open({ leaseMs: 10_000 });
     await s.create({ id: 'x' });

@@ -37,6 +37,53 @@ describe('search', () => {
     await s.close();
   });
 
+  it('compresses a due merge off the commit path; the next commit puts it in place', async () => {
+    const dir = freshDir();
+    const file = join(dir, 'sessions', 'm', 'search.txt');
+    const turn = (i: number): Message[] => [
+      msg(`Question ${i}: ${randomBytes(300).toString('hex')}`),
+      { role: 'assistant', content: `Answer ${i}: ${randomBytes(300).toString('hex')}` },
+    ];
+    const all: Message[] = [];
+    const commit = async (s: FileStore) => {
+      all.push(...turn(all.length));
+      await s.commit('m', { append: all.slice(-2) });
+      return storedTailBytes(readFileSync(file))!;
+    };
+    const text = () => decodeSearchFile(readFileSync(file));
+    let s = new FileStore({ dir, snapshotEvery: 100_000 });
+    await s.create({ id: 'm' });
+    // The commit that makes the merge due resolves with the stored turns still in the file.
+    let tail = 0;
+    for (let i = 0; i < 200 && tail < MERGE_FROM_BYTES; i++) tail = await commit(s);
+    expect(tail).toBeGreaterThanOrEqual(MERGE_FROM_BYTES);
+    // The next one puts the merge in place before its own turn.
+    const next = await commit(s);
+    expect(next).toBeLessThan(2000);
+    expect(text()).toMatchObject({ text: searchTextOf(all), damaged: false, chunks: 2 });
+    // Due again, then another store writes the session: the merge planned under the first
+    // lease is dropped, never put over that store's turn, and planned again.
+    for (let i = 0; i < 200 && tail - next < MERGE_FROM_BYTES; i++) tail = await commit(s);
+    const other = new FileStore({ dir, snapshotEvery: 100_000 });
+    await commit(other);
+    await other.close();
+    await commit(s);
+    expect(text()).toMatchObject({ text: searchTextOf(all), damaged: false });
+    // A store closed with a merge waiting leaves the file whole; the next store merges it.
+    for (let i = 0; i < 200 && (await commit(s)) > 1500; i++);
+    for (let i = 0; i < 200 && tail < MERGE_FROM_BYTES; i++) tail = await commit(s);
+    await s.close();
+    expect(text()).toMatchObject({ text: searchTextOf(all), damaged: false });
+    s = new FileStore({ dir, snapshotEvery: 100_000 });
+    await commit(s);
+    expect(await commit(s)).toBeLessThan(2000);
+    expect(text()).toMatchObject({ text: searchTextOf(all), damaged: false });
+    const [first, last] = [all[0]!.content as string, all[all.length - 1]!.content as string];
+    expect((await s.list({ query: first.slice(0, 60) })).map((e) => e.id)).toEqual(['m']);
+    expect((await s.list({ query: last.slice(-60) })).map((e) => e.id)).toEqual(['m']);
+    await s.close();
+  });
+
   it('keeps the uncompressed turns at the end of the search file bounded, across stores', async () => {
     const dir = freshDir();
     const file = join(dir, 'sessions', 'long', 'search.txt');

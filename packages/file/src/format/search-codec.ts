@@ -15,6 +15,7 @@
 //   chunk: "Z" or "B" | u32 LE length of the packed bytes | u32 LE CRC-32 of them | bytes
 
 import {
+  brotliCompress,
   brotliCompressSync,
   brotliDecompressSync,
   inflateRawSync,
@@ -47,15 +48,32 @@ const STORED_HEAD = 5;
  */
 export function encodeSearchChunk(text: string): Buffer {
   const data = Buffer.from(text, 'utf8');
-  const window = Math.min(22, Math.max(10, Math.ceil(Math.log2(data.length + 1))));
-  const packed = brotliCompressSync(data, {
+  return chunkOf(brotliCompressSync(data, brotliOptions(data.length)), BROTLI_MARK);
+}
+
+/**
+ * `encodeSearchChunk`, compressed in libuv's thread pool: the event loop only sets the
+ * encoder up. Rejects with what the compressor throws.
+ */
+export function encodeSearchChunkInPool(text: string): Promise<Buffer> {
+  const data = Buffer.from(text, 'utf8');
+  return new Promise((resolve, reject) =>
+    brotliCompress(data, brotliOptions(data.length), (e, packed) =>
+      e ? reject(e) : resolve(chunkOf(packed, BROTLI_MARK)),
+    ),
+  );
+}
+
+/** The compressor's settings for `bytes` of text: its window sized to them. */
+function brotliOptions(bytes: number) {
+  const window = Math.min(22, Math.max(10, Math.ceil(Math.log2(bytes + 1))));
+  return {
     params: {
       [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
       [zlibConstants.BROTLI_PARAM_LGWIN]: window,
-      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes,
     },
-  });
-  return chunkOf(packed, BROTLI_MARK);
+  };
 }
 
 /**
@@ -198,10 +216,28 @@ interface ChunkSpan {
  * or holds bytes that are no whole chunk (it is left for `repair()`). Pure.
  */
 export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | undefined {
+  const plan = planNewestMerge(buf, keepBytes);
+  return plan && mergedFile(buf.subarray(0, plan.keep), plan.text && encodeSearchChunk(plan.text));
+}
+
+/** What merging a file's newest chunks takes (see `mergeNewestChunks`). */
+export interface SearchMergePlan {
+  /** Bytes at the file's start kept byte for byte (the magic at least). */
+  keep: number;
+  /** The text of the chunks after them, which the merge compresses into one. */
+  text: string;
+}
+
+/**
+ * The plan of `mergeNewestChunks(buf, keepBytes)`: what it keeps and what it compresses,
+ * so the compression can run elsewhere; `undefined` when it would return `undefined`. Pure.
+ */
+export function planNewestMerge(buf: Buffer, keepBytes: number): SearchMergePlan | undefined {
   const spans = chunkSpans(buf);
   if (!spans) return undefined;
   // A cut reaches back into any chunk before it: the whole text becomes one chunk.
-  if (spans.some((s) => s.cut)) return encodeSearchFile(decodeSearchFile(buf).text);
+  if (spans.some((s) => s.cut))
+    return { keep: SEARCH_MAGIC.length, text: decodeSearchFile(buf).text };
   // Back from the end, each chunk read once: stored ones and small compressed ones join.
   const texts: string[] = [];
   let stored = false;
@@ -217,8 +253,15 @@ export function mergeNewestChunks(buf: Buffer, keepBytes: number): Buffer | unde
     stored ||= data !== undefined;
   }
   if (texts.length < (stored ? 1 : 2)) return undefined;
-  const head = buf.subarray(0, spans[first]!.start);
-  return Buffer.concat([head, encodeSearchChunk(texts.reverse().join(''))]);
+  return { keep: spans[first]!.start, text: texts.reverse().join('') };
+}
+
+/** A merged file: the bytes it keeps, the merged chunk (none for no text), what follows. */
+export function mergedFile(head: Buffer, chunk: Buffer | '', after?: Buffer): Buffer {
+  const parts = [head];
+  if (chunk) parts.push(chunk);
+  if (after && after.length > 0) parts.push(after);
+  return Buffer.concat(parts);
 }
 
 /**

@@ -113,15 +113,39 @@ export class CommitJournal {
    * opening, writing or syncing the journal throws, and what a checkpoint that has to
    * finish first (a file whose background checkpoint failed) throws.
    */
-  async commit(id: string, snapRev: number, offset: number, frame: Buffer, logPath: string) {
-    if (this.#closed) throw errors.closed();
+  commit(
+    id: string,
+    snapRev: number,
+    offset: number,
+    frame: Buffer,
+    logPath: string,
+  ): Promise<void> {
+    if (this.#closed) return Promise.reject(errors.closed());
     this.#inProgress++;
+    const entry: JournalEntry = { id, snapRev, offset, frame, logPath };
+    let written: Promise<void>;
     try {
-      await this.#commitNow({ id, snapRev, offset, frame, logPath });
-    } finally {
+      written = this.#writeAtOnce(entry) ?? this.#commitNow(entry);
+    } catch (e) {
+      written = Promise.reject(e);
+    }
+    return written.finally(() => {
       this.#inProgress--;
       if (this.#inProgress === 0) for (const wake of this.#quiet.splice(0)) wake();
-    }
+    });
+  }
+
+  /**
+   * `sync: true` with the active file open, no switch or checkpoint under way and room
+   * for the record: writes it in this synchronous step (what `#writeDurably` would do
+   * after its checks), sparing a commit the general path's awaits, each a promise and a
+   * turn of the microtask queue. `undefined` when the general path is needed.
+   */
+  #writeAtOnce(entry: JournalEntry): Promise<void> | undefined {
+    const file = this.#active;
+    if (this.#o.group || file === undefined) return undefined;
+    if (this.#checkpointing !== undefined || this.#switching !== undefined) return undefined;
+    return this.#writeIfFits(file, [entry], entry.frame.length + RECORD_OVERHEAD, true);
   }
 
   async #commitNow(entry: JournalEntry): Promise<void> {
@@ -193,16 +217,30 @@ export class CommitJournal {
       while (this.#checkpointing !== undefined) await this.#checkpointing;
       while (this.#switching !== undefined) await this.#switching;
       const file = this.#active!;
-      if (file.fits(size)) {
-        const sync = inline ? (fd: number) => this.#o.syncer.sync(fd) : fdatasyncAsync;
-        const written = file.write(entries, sync);
-        if (file.used * 2 >= this.#bytes) this.#prepareSpare();
-        return written;
-      }
+      const written = this.#writeIfFits(file, entries, size, inline);
+      if (written !== undefined) return written;
       this.#switching = this.#switchFrom(file).finally(() => {
         this.#switching = undefined;
       });
     }
+  }
+
+  /**
+   * Writes `entries` (`size` bytes of records) to `file` and returns its fdatasync (see
+   * `#writeDurably`), preparing the spare once the file is half full; `undefined` when they
+   * do not fit the space left.
+   */
+  #writeIfFits(
+    file: JournalFile,
+    entries: JournalEntry[],
+    size: number,
+    inline: boolean,
+  ): Promise<void> | undefined {
+    if (!file.fits(size)) return undefined;
+    const sync = inline ? (fd: number) => this.#o.syncer.sync(fd) : fdatasyncAsync;
+    const written = file.write(entries, sync);
+    if (file.used * 2 >= this.#bytes) this.#prepareSpare();
+    return written;
   }
 
   /**

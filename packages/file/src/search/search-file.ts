@@ -18,6 +18,7 @@ import { closeQuietly, writeAll } from '../io/fs-helpers.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import { readFullSession } from '../session/full-read.js';
 import type { StoreContext } from '../store/context.js';
+import { dropSearchMerge, installSearchMerge, startSearchMerge } from './search-merge.js';
 
 /** Replaces the session's search file with the text of `messages` (one chunk). */
 export async function writeSearchFile(
@@ -32,6 +33,7 @@ export async function writeSearchFile(
 function replaceSearchText(ctx: StoreContext, id: string, text: string): void {
   // Derived data (rebuilt by repair), so no fsync: a crash may only make search stale.
   const path = ctx.sessionPaths(id).search;
+  dropSearchMerge(ctx, id);
   ctx.keptFiles.drop(path);
   // A small text is stored as it is (no compressor set up for a create); its first merge
   // compresses it.
@@ -85,6 +87,7 @@ const MERGE_SHARE = 4;
  * `repair()`.
  */
 export function compactSearchFile(ctx: StoreContext, id: string): void {
+  dropSearchMerge(ctx, id);
   if (!ctx.searchStale.has(id)) mergeSearchTail(ctx, ctx.sessionPaths(id).search);
 }
 
@@ -105,7 +108,9 @@ function mergeSearchTail(ctx: StoreContext, path: string): void {
  * Appends the text of `messages` as one stored chunk to the search file, through a kept
  * descriptor while the file at its path is still that inode (it is replaced, never
  * rewritten in place, by rewrites and merges), then merges the stored chunks that end the
- * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`). `dropped`: the
+ * file once they are large enough (`MERGE_FROM_BYTES`, `MERGE_SHARE`): compressed in the
+ * thread pool and put in place by the session's next append (see `search-merge.ts`),
+ * which first puts a merge that is ready in place. `dropped`: the
  * messages a truncation dropped from the end of the history before them, whose text a
  * cut chunk first removes (their `searchTextOf` is exactly the end of the stored text).
  * A format-3 file (plain text) is first rewritten as chunks. Synchronous.
@@ -120,9 +125,10 @@ export function appendSearchFile(
   const cut = dropped.length > 0 ? searchTextOf(dropped).length : 0;
   if (!text && cut === 0) return;
   const path = ctx.sessionPaths(id).search;
-  const st = statSync(path, { throwIfNoEntry: false });
+  installMergeQuietly(ctx, id, path);
+  const st = knownSearchEnd(ctx, id, path) ?? statEnd(path);
   const size = st?.size ?? 0;
-  let ino = st ? Number(st.ino) : 0;
+  let ino = st?.ino ?? 0;
   let tail = size > 0 ? storedTailOf(ctx, path, ino) : 0;
   if (tail === undefined) {
     // Format 3: the plain text; the whole file becomes one chunk with the turn's text.
@@ -143,18 +149,74 @@ export function appendSearchFile(
   const cutChunk = cut > 0 ? encodeCutChunk(cut) : undefined;
   const chunk =
     cutChunk && appended ? Buffer.concat([cutChunk, appended]) : (cutChunk ?? appended!);
+  const bytes = size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]);
   try {
-    writeAll(fd, size > 0 ? chunk : Buffer.concat([SEARCH_MAGIC, chunk]));
+    writeAll(fd, bytes);
   } catch (e) {
     closeQuietly(fd);
     throw e;
   }
   ctx.keepFile(path, fd, ino);
+  noteSearchEnd(ctx, id, path, ino, size + bytes.length);
   // A damaged file stays marked (`-Infinity`): never merged until `repair()`.
   tail += chunk.length;
   const rest = size + chunk.length - tail;
-  if (tail >= MERGE_FROM_BYTES && tail * MERGE_SHARE >= rest) mergeSearchTail(ctx, path);
-  else noteStoredTail(ctx, path, tail, ino);
+  noteStoredTail(ctx, path, tail, ino);
+  if (tail >= MERGE_FROM_BYTES && tail * MERGE_SHARE >= rest) {
+    try {
+      startSearchMerge(ctx, id, path, ino, KEEP_CHUNK_BYTES);
+    } catch {
+      // left unmerged: the next append finds the merge due again
+    }
+  }
+}
+
+/** The inode and size of the file at `path`, or `undefined` when there is none. */
+function statEnd(path: string): { ino: number; size: number } | undefined {
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st && { ino: Number(st.ino), size: st.size };
+}
+
+/**
+ * The inode and size this store's last append left the search file at `path` with, while
+ * they are certainly current: the lock has been held without a break since (no other store
+ * or process can have written the session) and the descriptor of that append is still
+ * kept (every rewrite of the file in this store, and a delete, closes it first). Spares
+ * an append its `stat`. `undefined` otherwise.
+ */
+function knownSearchEnd(
+  ctx: StoreContext,
+  id: string,
+  path: string,
+): { ino: number; size: number } | undefined {
+  const end = ctx.searchEnds.get(path);
+  const epoch = ctx.leases.epochOf(id);
+  if (end === undefined || epoch === undefined || end.epoch !== epoch) return undefined;
+  return ctx.keptFiles.isPinned(path, end.ino) ? end : undefined;
+}
+
+/** Remembers where an append under session `id`'s lock left the search file (see above). */
+function noteSearchEnd(ctx: StoreContext, id: string, path: string, ino: number, size: number) {
+  const epoch = ctx.leases.epochOf(id);
+  if (epoch === undefined) {
+    ctx.searchEnds.delete(path);
+    return;
+  }
+  if (ctx.searchEnds.size >= 65_536) ctx.searchEnds.clear();
+  ctx.searchEnds.set(path, { ino, size, epoch });
+}
+
+/**
+ * Puts the session's merge that is ready in place (best-effort: a failure leaves the file
+ * as it was, or merged, both valid) and notes the stored tail it leaves.
+ */
+function installMergeQuietly(ctx: StoreContext, id: string, path: string): void {
+  try {
+    const tail = installSearchMerge(ctx, id, path);
+    if (tail !== undefined) noteStoredTail(ctx, path, tail);
+  } catch {
+    // the file is the old one or the merged one, either valid; repair() rewrites it if not
+  }
 }
 
 /**

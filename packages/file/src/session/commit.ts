@@ -13,6 +13,7 @@ import {
   rewriteStaleSearchFile,
   writeSearchFile,
 } from '../search/search-file.js';
+import { searchMergeRunning } from '../search/search-merge.js';
 import type { StoreContext } from '../store/context.js';
 import { errors } from '../store/errors.js';
 import { appendLogRecord, type StateAfter } from './commit-log.js';
@@ -73,6 +74,10 @@ export async function commitLocked(
           ).messages
         : [];
     const truncated = change.keep < tip.messageCount;
+    // A search merge this store planned for the session is put in place by this append:
+    // its compression (in the thread pool) must have ended.
+    const merging = searchMergeRunning(ctx, id);
+    if (merging !== undefined) await merging;
     // The search text and the index record are prepared while a thread-pool fdatasync of
     // the log runs; the index record is still appended only once the commit is durable.
     await appendLogRecord(

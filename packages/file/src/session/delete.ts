@@ -124,22 +124,33 @@ async function removeLocked(ctx: StoreContext, id: string, deleted: MergeSide): 
  * `updatedAt` kept) with a header-only log record. Runs inside the deleted session's lock.
  */
 async function promoteChild(ctx: StoreContext, childId: string, deleted: MergeSide): Promise<void> {
-  await withSessionLock(ctx, childId, async () => {
-    let tip: SessionTip;
-    try {
-      tip = await readSessionTip(ctx, childId, 'writer');
-    } catch (e) {
-      // Gone or unreadable: repair() reports it; the delete goes on.
-      if (isSessionKitError(e, 'not_found') || isSessionKitError(e, 'corrupt')) return;
-      throw e;
-    }
-    if (tip.header.parentId !== deleted.header.id) return;
-    const [promoted] = planPromotions(deleted, [
-      { header: headerFromJson(tip.header), lineage: tip.lineage, messageCount: tip.messageCount },
-    ]);
-    const header = headerToJson(promoted!.header);
-    const after = { header, lineage: promoted!.lineage, messageCount: tip.messageCount };
-    await appendLogRecord(ctx, childId, tip, after, [], 'reparent');
-    await appendIndexRecords(ctx, [putRecord(entryOf(header, tip.messageCount))], childId);
-  });
+  const outer = [deleted.header.id];
+  await withSessionLock(
+    ctx,
+    childId,
+    async () => {
+      let tip: SessionTip;
+      try {
+        tip = await readSessionTip(ctx, childId, 'writer');
+      } catch (e) {
+        // Gone or unreadable: repair() reports it; the delete goes on.
+        if (isSessionKitError(e, 'not_found') || isSessionKitError(e, 'corrupt')) return;
+        throw e;
+      }
+      if (tip.header.parentId !== deleted.header.id) return;
+      const [promoted] = planPromotions(deleted, [
+        {
+          header: headerFromJson(tip.header),
+          lineage: tip.lineage,
+          messageCount: tip.messageCount,
+        },
+      ]);
+      const header = headerToJson(promoted!.header);
+      const after = { header, lineage: promoted!.lineage, messageCount: tip.messageCount };
+      await appendLogRecord(ctx, childId, tip, after, [], 'reparent');
+      await appendIndexRecords(ctx, [putRecord(entryOf(header, tip.messageCount))], childId);
+    },
+    false,
+    outer,
+  );
 }

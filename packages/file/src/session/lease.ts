@@ -4,7 +4,6 @@
 // lock file (core's `withFileLock` format): they wait for it, ask for it through a *want*
 // file, and break it when its holder is gone or its mtime is older than `lockStaleMs`.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
   closeSync,
@@ -109,7 +108,6 @@ export class LeaseTable {
   /** This store's writes of a session, one at a time (the kit's queue, `timeoutMs`). */
   readonly #queue: SessionWriteQueue;
   readonly #leases = new Map<string, Lease>();
-  readonly #context = new AsyncLocalStorage<ReadonlySet<string>>();
   #timer: NodeJS.Timeout | undefined;
   /** Watches the wants folder while leases are held; undefined where watching fails. */
   #watcher: FSWatcher | undefined;
@@ -145,17 +143,25 @@ export class LeaseTable {
 
   /**
    * Runs `fn` holding session `id`'s lock. With `keep`, a lease this call took is kept
-   * for the next write; a lease held before is kept unless the call fails. Throws
-   * `invalid_argument` when the call chain already holds the lock (not reentrant),
+   * for the next write; a lease held before is kept unless the call fails. `outer`: the
+   * sessions whose locks the caller holds while it takes this one (a lock taken inside
+   * another, e.g. a deleted session's child), named by the caller rather than found
+   * through an `AsyncLocalStorage`, whose context every promise of a commit would carry
+   * (Node 20 and 22 propagate it through promise hooks). Throws
+   * `invalid_argument` when `outer` holds `id` (not reentrant: waiting would deadlock),
    * `unavailable` after `timeoutMs`, and whatever `fn` throws.
    */
-  async run<T>(id: string, fn: () => Promise<T>, keep: boolean): Promise<T> {
-    const outer = this.#context.getStore();
-    if (outer?.has(id)) {
+  async run<T>(
+    id: string,
+    fn: () => Promise<T>,
+    keep: boolean,
+    outer: readonly string[] = [],
+  ): Promise<T> {
+    if (outer.includes(id)) {
       throw errors.invalid(`the lock of session "${id}" is already held by this call chain`);
     }
     const deadline = Date.now() + this.#o.timeoutMs;
-    return this.#queue.run(id, () => this.#runQueued(id, fn, keep, outer, deadline));
+    return this.#queue.run(id, () => this.#runQueued(id, fn, keep, deadline));
   }
 
   /** `run` once this store's earlier writes of `id` are done. */
@@ -163,7 +169,6 @@ export class LeaseTable {
     id: string,
     fn: () => Promise<T>,
     keep: boolean,
-    outer: ReadonlySet<string> | undefined,
     deadline: number,
   ): Promise<T> {
     let lease = this.#leases.get(id);
@@ -184,9 +189,7 @@ export class LeaseTable {
     lease.inSection = true;
     let ok = false;
     try {
-      const held = new Set(outer ?? []);
-      held.add(id);
-      const result = await this.#context.run(held, fn);
+      const result = await fn();
       ok = true;
       return result;
     } finally {

@@ -37,12 +37,14 @@ export async function lockForWrite<T>(
  * its data was durable but before its index record leaves its lock file behind, naming a
  * dead process, which is what makes listing read the tip, so whoever takes that lock
  * must first append the missing entry. Does not compact the index (see `lockForWrite`).
+ * `outer`: the sessions whose locks the caller holds already (see `LeaseTable.run`).
  */
 export async function withSessionLock<T>(
   ctx: StoreContext,
   id: string,
   fn: () => Promise<T>,
   keepLease = false,
+  outer: readonly string[] = [],
 ): Promise<T> {
   return ctx.leases.run(
     id,
@@ -63,6 +65,7 @@ export async function withSessionLock<T>(
       }
     },
     keepLease,
+    outer,
   );
 }
 

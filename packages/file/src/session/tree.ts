@@ -50,8 +50,12 @@ export async function branchSession(
     );
     const child = headerToJson(state.header);
     const copied = parent.messages.slice(0, atTurn);
-    await withSessionLock(ctx, child.id, () =>
-      createSessionLocked(ctx, child, state.lineage, copied),
+    await withSessionLock(
+      ctx,
+      child.id,
+      () => createSessionLocked(ctx, child, state.lineage, copied),
+      false,
+      [parentId],
     );
     return { header: child, messages: copied };
   });

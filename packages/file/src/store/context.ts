@@ -10,6 +10,7 @@ import { LockJudge } from '../io/lock-file.js';
 import { LogSyncer } from '../io/log-syncer.js';
 import { replaceFileNoSync } from '../io/sync-fd.js';
 import type { ResolvedOptions } from '../options.js';
+import type { PendingSearchMerge } from '../search/search-merge.js';
 import { LeaseTable } from '../session/lease.js';
 import type { KnownOperations, SessionTip } from '../session/session-tip.js';
 
@@ -86,6 +87,13 @@ export class StoreContext {
    * reads the file to decide on a merge.
    */
   readonly searchTails = new Map<string, number>();
+  /**
+   * Where this store's last append left each search file (inode, size) and under which
+   * unbroken holding of the session's lock (`search/search-file.ts`, `knownSearchEnd`).
+   */
+  readonly searchEnds = new Map<string, { ino: number; size: number; epoch: number }>();
+  /** Search merges being compressed, or waiting for their session's next commit. */
+  readonly searchMerges = new Map<string, PendingSearchMerge>();
   readonly #sessionPaths = new Map<string, SessionPaths>();
 
   constructor(options: ResolvedOptions) {
