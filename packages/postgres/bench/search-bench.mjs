@@ -6,10 +6,31 @@ import { prng, prose } from './text.mjs';
 
 const MiB = (n) => `${(n / 1048576).toFixed(2)} MiB`;
 
-/** pg_total_relation_size (heap, TOAST, indexes) of `schema.table`. */
+/**
+ * pg_total_relation_size (heap, TOAST, indexes) of `schema.table`, with its partitions' when
+ * it is partitioned (a partitioned table's own size is 0: its rows live in its partitions).
+ */
 async function sizeOf(admin, schema, table) {
-  const r = await admin.query('SELECT pg_total_relation_size($1) AS n', [`"${schema}".${table}`]);
+  const r = await admin.query(
+    `SELECT pg_total_relation_size($1::regclass) + coalesce((SELECT sum(pg_total_relation_size(relid))
+       FROM pg_partition_tree($1::regclass) WHERE relid <> $1::regclass), 0) AS n`,
+    [`"${schema}".${table}`],
+  );
   return Number(r.rows[0].n);
+}
+
+/** Conversations after the first that the per-conversation figure adds (each a new session). */
+const MORE_CONVERSATIONS = 3;
+
+/** 200 turns (the bench's turns from `first` on) into a new session `id`, then its search rows indexed. */
+async function converse(store, id, first, turn) {
+  const s = await store.create({ id });
+  let revision = s.revision;
+  for (let i = 0; i < 200; i++) {
+    revision = (await store.commit(id, { expectedRevision: revision, append: turn(first + i) }))
+      .revision;
+  }
+  await store.indexPendingSearch();
 }
 
 /** How long the storage bench leaves a store idle: its upkeep vacuums the pending queue ~1–2 s after the last pass. */
@@ -20,7 +41,8 @@ const SETTLE_MS = 2500;
  * bytes of the message rows (the raw rows: `messages` with its primary key, what the raw
  * statement writes) and of the search tables, as written (the pending queue still holds
  * the dead rows its indexer took), settled (after SETTLE_MS idle: what the store's own
- * upkeep leaves when autovacuum is off) and after VACUUM. Returns the ratios.
+ * upkeep leaves when autovacuum is off) and after VACUUM; then what 3 more conversations
+ * (new sessions, other turns) add to each side, settled. Returns the ratios.
  */
 export async function storageBench({ admin, open, turn }) {
   console.log('\nstorage after 200 turns (2 messages of ~1 KB each) in one session:');
@@ -28,13 +50,7 @@ export async function storageBench({ admin, open, turn }) {
   for (const search of ['messages', 'titles', 'none']) {
     const schema = `sk_bench_storage_${search}_${process.pid}`;
     const store = await open(schema, search);
-    const s = await store.create({ id: 'storage' });
-    let revision = s.revision;
-    for (let i = 0; i < 200; i++) {
-      revision = (await store.commit('storage', { expectedRevision: revision, append: turn(i) }))
-        .revision;
-    }
-    await store.indexPendingSearch();
+    await converse(store, 'storage', 0, turn);
     const measure = async () => {
       const rows = await sizeOf(admin, schema, 'messages');
       let searchBytes = 0;
@@ -54,12 +70,29 @@ export async function storageBench({ admin, open, turn }) {
       `search "${search}"`.padEnd(20) +
         `raw rows ${MiB(vacuumed.rows)}, search ${MiB(written.searchBytes)} as written / ${MiB(settled.searchBytes)} settled / ${MiB(vacuumed.searchBytes)} after VACUUM: total ${written.ratio.toFixed(2)}x / ${settled.ratio.toFixed(2)}x / ${vacuumed.ratio.toFixed(2)}x the raw rows`,
     );
-    out[search] = { written: written.ratio, settled: settled.ratio, vacuumed: vacuumed.ratio };
+    // What each further conversation adds, both sides (its message rows, its search rows),
+    // settled: the figure above also charges the one conversation with the schema's fixed
+    // pages (empty tables' and indexes' minimum pages, free-space maps, the trigram index's
+    // pending list), which a second conversation does not add again.
+    for (let c = 1; c <= MORE_CONVERSATIONS; c++) await converse(store, `more-${c}`, 200 * c, turn);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const more = await measure();
+    const addedRows = more.rows - vacuumed.rows;
+    const perConversation = (addedRows + more.searchBytes - vacuumed.searchBytes) / addedRows;
+    out[search] = {
+      written: written.ratio,
+      settled: settled.ratio,
+      vacuumed: vacuumed.ratio,
+      perConversation,
+    };
     await store.close();
     await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
   }
   console.log(
     `storage after 200 turns, search "messages": ${out.messages.written.toFixed(2)}x as written, ${out.messages.settled.toFixed(2)}x settled, ${out.messages.vacuumed.toFixed(2)}x after VACUUM (target <= 2.0x settled); "titles": ${out.titles.written.toFixed(2)}x / ${out.titles.settled.toFixed(2)}x / ${out.titles.vacuumed.toFixed(2)}x (target <= 1.1x)`,
+  );
+  console.log(
+    `per conversation (what ${MORE_CONVERSATIONS} more conversations of 200 turns, each a new session, add to both sides, settled): search "messages" ${out.messages.perConversation.toFixed(2)}x, "titles" ${out.titles.perConversation.toFixed(2)}x, "none" ${out.none.perConversation.toFixed(2)}x the raw rows they add`,
   );
   return out;
 }

@@ -8,6 +8,7 @@
 import type { StoreContext } from './context.js';
 import { blockKey, blockOf, planIndex } from './search-index-plan.js';
 import { pendingTextsOf, readBlockWords, writeIndexPlan } from './search-index-writes.js';
+import { SEARCH_SCOPES, type SearchScope } from './search-scope.js';
 import { queryOn } from './transaction.js';
 
 /** How a pass commits (see `#pass`). */
@@ -96,9 +97,32 @@ export class SearchIndexer {
   async #takeAll(): Promise<number> {
     let taken = 0;
     for (;;) {
-      const n = await this.#pass();
+      const n = await this.#passInScope();
       taken += n;
       if (n < TAKE_ROWS) return taken;
+    }
+  }
+
+  /**
+   * `#pass`, again under the recorded scope when it failed on a schema without chunk
+   * storage: another store changed the schema's scope away from `messages` since this one
+   * migrated (search-chunks-table.ts), so this store follows it from now on, its turns
+   * included (they then write no message text), instead of failing every pass while its
+   * message rows pile up pending.
+   */
+  async #passInScope(): Promise<number> {
+    try {
+      return await this.#pass();
+    } catch (e) {
+      if (this.#ctx.search.scope !== 'messages' || !isNoChunkStorage(e)) throw e;
+      const r = await this.#ctx.db.query(this.#ctx.statements.search.recordedScope, [], {
+        doing: 'search index',
+      });
+      const v = r.rows[0]?.value as SearchScope | undefined;
+      const scope = v !== undefined && SEARCH_SCOPES.includes(v) ? v : 'messages';
+      if (scope === 'messages') throw e;
+      this.#ctx.search.scope = scope;
+      return this.#pass();
     }
   }
 
@@ -115,7 +139,10 @@ export class SearchIndexer {
       'search index',
       async (c) => {
         const r = await queryOn(c, ctx.statements.search.takePending, [TAKE_ROWS]);
-        const rows = pendingTextsOf(r.rows.filter((row) => row.owned));
+        // A scope without message search has nowhere to put message text (its
+        // search_chunks has no storage): such rows, left by a store of the old scope, go.
+        const keep = ctx.search.scope === 'messages' ? () => true : (seq: number) => seq < 0;
+        const rows = pendingTextsOf(r.rows.filter((row) => row.owned && keep(row.seq)));
         const unknown = new Map<string, { sessionId: string; epoch: string; block: number }>();
         for (const row of rows) {
           const block = blockOf(row.seq);
@@ -149,4 +176,10 @@ export class SearchIndexer {
       this.#blocks.delete(oldest);
     }
   }
+}
+
+/** Whether `e` (a wrapped driver error) is an insert into `search_chunks` without storage: no partition for the row. */
+function isNoChunkStorage(e: unknown): boolean {
+  const cause = (e as { cause?: { code?: unknown } } | undefined)?.cause;
+  return cause?.code === '23514';
 }

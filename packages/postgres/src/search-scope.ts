@@ -3,6 +3,7 @@
 // Changing it rebuilds the search data in batches, reporting progress.
 import type { ErrorFactory } from '@sessionkit/core/adapter';
 import type { PoolClient } from 'pg';
+import { shapeChunksFor } from './search-chunks-table.js';
 import { rebuildSessionSearch } from './search-rebuild.js';
 import { searchChunksIn, titleSearchText } from './search-rows.js';
 
@@ -50,12 +51,13 @@ export async function readSearchScope(client: PoolClient, s: string): Promise<Se
 const BATCH = 200;
 
 /**
- * Inside the caller's transaction (holding the schema's migration lock): records `to` and
- * rebuilds every session's search data for it (search-rebuild.ts), in batches of 200
- * sessions, calling `onProgress` after each: `messages` computes each message's text from
- * the stored messages (a session whose bodies do not parse keeps its data; `repair()`
- * reports it), `titles` keeps the title only, `none` nothing. Titles are lower-cased by
- * JavaScript, as every write does.
+ * Inside the caller's transaction (holding the schema's migration lock): records `to`,
+ * gives `search_chunks` the form `to` needs (search-chunks-table.ts: storage only under
+ * `messages`) and rebuilds every session's search data for it (search-rebuild.ts), in
+ * batches of 200 sessions, calling `onProgress` after each: `messages` computes each
+ * message's text from the stored messages (a session whose bodies do not parse keeps its
+ * data; `repair()` reports it), `titles` keeps the title only, `none` nothing. Titles are
+ * lower-cased by JavaScript, as every write does.
  */
 export async function changeSearchScope(
   client: PoolClient,
@@ -69,6 +71,7 @@ export async function changeSearchScope(
      ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
     [to],
   );
+  await shapeChunksFor(client, s, to);
   const total = Number(
     (await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${s}.sessions`)).rows[0]?.n ?? 0,
   );

@@ -10,6 +10,7 @@ import { migration007 } from './007-root-count.js';
 import { migration008 } from './008-operations-truncate.js';
 import { migration009 } from './009-search-storage.js';
 import { migration010 } from './010-operations-one-index.js';
+import { migration011 } from './011-chunks-by-scope.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration008,
   migration009,
   migration010,
+  migration011,
 ];
 
 /** The newest schema version this package knows. */

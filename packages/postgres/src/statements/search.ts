@@ -82,6 +82,9 @@ FROM t ORDER BY t.session_id, t.epoch, t.seq`,
     wordsMatchCount: sql<{ n: number }>(`SELECT count(*)::integer AS n FROM (
   SELECT 1 FROM ${s}.search_words AS w WHERE w.words LIKE $1 LIMIT $2) AS c`),
 
+    /** The schema's recorded search scope (settings; no row: `messages`). */
+    recordedScope: sql<{ value: string }>(`SELECT value FROM ${s}.settings WHERE name = 'search'`),
+
     /** Whether any pending row is left. */
     anyPending: sql<{ p: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${s}.search_pending) AS p`),
 
