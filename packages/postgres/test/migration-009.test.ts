@@ -7,7 +7,7 @@ import { planIndex } from '../src/search-index-plan.js';
 import { writeIndexPlan } from '../src/search-index-writes.js';
 import { searchChunks } from '../src/search-rows.js';
 import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
-import { schemaAtVersion } from './old-schema.js';
+import { oldSessionWithWordsIndex, schemaAtVersion } from './old-schema.js';
 
 const available = postgresForFile('the PostgreSQL migration 9 test did not run');
 
@@ -23,24 +23,9 @@ async function version8Store(s: string): Promise<void> {
   const c = await admin().connect();
   try {
     await schemaAtVersion(c, s, 8);
-    // The trigram index as version 8's trigram.ts created it (after the migrations).
-    await c.query(
-      `CREATE INDEX search_words_trgm ON ${s}.search_words USING gin (words public.gin_trgm_ops)
-       WITH (gin_pending_list_limit = 64)`,
-    );
     const messages = Array.from({ length: 32 }, (_, i) => message(i, i === 3 ? 'zanzibar' : ''));
     messages[31] = message(31, 'quokka');
-    const epoch = (
-      await c.query(
-        `INSERT INTO ${s}.sessions (id, title, title_search, created_at, updated_at, message_count, revision)
-         VALUES ('old', 'Old chat', 'old chat', now(), now(), 32, 1) RETURNING search_epoch::text AS e`,
-      )
-    ).rows[0].e as string;
-    await c.query(
-      `INSERT INTO ${s}.messages (session_id, seq, body)
-       SELECT 'old', o::integer - 1, b FROM unnest($1::text[]) WITH ORDINALITY AS u(b, o)`,
-      [messages.map((m) => JSON.stringify(m))],
-    );
+    const epoch = await oldSessionWithWordsIndex(c, s, 'Old chat', messages);
     // What version 8's indexer wrote for messages 0 … 29, and a turn's pending row for 30, 31.
     const indexed = searchChunks(messages.slice(0, 30));
     const rows = indexed.texts.map((t, i) => ({

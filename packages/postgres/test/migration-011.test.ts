@@ -8,7 +8,7 @@ import { planIndex } from '../src/search-index-plan.js';
 import { writeIndexPlan } from '../src/search-index-writes.js';
 import { searchChunks } from '../src/search-rows.js';
 import { admin, dropSchema, freshSchema, newPool, postgresForFile } from './harness.js';
-import { schemaAtVersion } from './old-schema.js';
+import { oldSessionWithWordsIndex, schemaAtVersion } from './old-schema.js';
 
 const available = postgresForFile('the PostgreSQL migration 11 test did not run');
 
@@ -29,23 +29,9 @@ async function version10Store(s: string, scope: 'messages' | 'titles'): Promise<
   const c = await admin().connect();
   try {
     await schemaAtVersion(c, s, 10);
-    await c.query(
-      `CREATE INDEX search_words_trgm ON ${s}.search_words USING gin (words public.gin_trgm_ops)
-       WITH (gin_pending_list_limit = 64)`,
-    );
     await c.query(`UPDATE ${s}.settings SET value = $1 WHERE name = 'search'`, [scope]);
     const messages = Array.from({ length: 20 }, (_, i) => message(i, i === 7 ? 'walrus' : ''));
-    const epoch = (
-      await c.query(
-        `INSERT INTO ${s}.sessions (id, title, title_search, created_at, updated_at, message_count, revision)
-         VALUES ('old', 'Old Chat', 'old chat', now(), now(), 20, 1) RETURNING search_epoch::text AS e`,
-      )
-    ).rows[0].e as string;
-    await c.query(
-      `INSERT INTO ${s}.messages (session_id, seq, body)
-       SELECT 'old', o::integer - 1, b FROM unnest($1::text[]) WITH ORDINALITY AS u(b, o)`,
-      [messages.map((m) => JSON.stringify(m))],
-    );
+    const epoch = await oldSessionWithWordsIndex(c, s, 'Old Chat', messages);
     const title = { sessionId: 'old', epoch, seq: -1, nextSeq: -1, text: 'old chat' };
     const texts =
       scope === 'messages' ? searchChunks(messages) : { seqs: [], nexts: [], texts: [] };

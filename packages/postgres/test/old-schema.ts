@@ -28,3 +28,33 @@ export async function applyMigrations(
     ]);
   }
 }
+
+/**
+ * On schema `s` (quoted) at version 7 or later: the trigram index as the release's
+ * `trigram.ts` created it after the migrations, and session "old" titled `title` holding
+ * `messages` (revision 1). Returns the session's search epoch (text).
+ */
+export async function oldSessionWithWordsIndex(
+  c: pg.PoolClient,
+  s: string,
+  title: string,
+  messages: unknown[],
+): Promise<string> {
+  await c.query(
+    `CREATE INDEX search_words_trgm ON ${s}.search_words USING gin (words public.gin_trgm_ops)
+     WITH (gin_pending_list_limit = 64)`,
+  );
+  const epoch = (
+    await c.query(
+      `INSERT INTO ${s}.sessions (id, title, title_search, created_at, updated_at, message_count, revision)
+       VALUES ('old', $1, lower($1), now(), now(), $2, 1) RETURNING search_epoch::text AS e`,
+      [title, messages.length],
+    )
+  ).rows[0].e as string;
+  await c.query(
+    `INSERT INTO ${s}.messages (session_id, seq, body)
+     SELECT 'old', o::integer - 1, b FROM unnest($1::text[]) WITH ORDINALITY AS u(b, o)`,
+    [messages.map((m) => JSON.stringify(m))],
+  );
+  return epoch;
+}
