@@ -1,4 +1,5 @@
 // The write plans and the shared loops of the kit.
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { errorsFor, isSessionKitError } from '../src/errors.js';
 import { rootLineage } from '../src/history-lineage.js';
@@ -254,6 +255,74 @@ describe('OperationLog', () => {
       const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
       expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
     }
+  });
+
+  it('ids alike in their tails and lengths: exact answers, and the log then hashes whole ids', () => {
+    const log = new OperationLog(50);
+    const tail = '-of-one-long-conversation-tail';
+    const id = (i: number) => `${String(i).padStart(4, '0')}${tail}`;
+    const result = (i: number) => ({ revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+    for (let i = 0; i < 3; i++) log.record(id(i), result(i));
+    // Three ids alike in their last 16 chars: no probe has yet passed more than two others.
+    expect(log.hashesWholeIds).toBe(false);
+    for (let i = 3; i < 120; i++) log.record(id(i), result(i));
+    expect(log.hashesWholeIds).toBe(true);
+    for (let i = 0; i < 120; i++)
+      expect(log.find(id(i))?.revision).toBe(i < 70 ? undefined : i + 1);
+    expect(log.entries().map(([k]) => k)).toEqual(Array.from({ length: 50 }, (_, i) => id(70 + i)));
+  });
+
+  it('ids that differ in their tails (random UUIDs) keep being hashed by their tails', () => {
+    const log = new OperationLog();
+    const ids = Array.from({ length: 3_000 }, () => randomUUID());
+    for (const [i, id] of ids.entries()) {
+      expect(log.find(id)).toBeUndefined();
+      log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+    }
+    expect(log.hashesWholeIds).toBe(false);
+    expect(ids.map((id) => log.find(id)?.revision)).toEqual(
+      ids.map((_, i) => (i < 2_000 ? undefined : i + 1)),
+    );
+  });
+
+  it('answers as the last capacity records do while ids alike in their tails come and the hashing changes (random runs)', () => {
+    const random = seededRandom(31);
+    let switched = 0;
+    for (let run = 0; run < 120; run++) {
+      const capacity = 1 + random(40);
+      const pool = 2 + random(3 * capacity);
+      const log = new OperationLog(capacity);
+      const records: [string, number][] = [];
+      // Half the pool alike in their last 16 chars and lengths, half not; short ids too.
+      const id = (k: number) =>
+        k % 3 === 0
+          ? `s${k}`
+          : k % 3 === 1
+            ? `${String(k).padStart(5, '0')}-the-same-tail-xyz`
+            : `tail-${k}-differs-${k * 7919}`;
+      const newest = (key: string) =>
+        records
+          .slice(-capacity)
+          .filter(([r]) => r === key)
+          .pop()?.[1];
+      for (let i = 0; i < 6 * capacity + 16; i++) {
+        const asked = id(random(pool));
+        expect(log.find(asked)?.revision).toBe(newest(asked));
+        const order = random(4) === 0 ? [id(random(pool)), asked] : [asked];
+        for (const key of order) {
+          log.record(key, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+          records.push([key, i + 1]);
+        }
+      }
+      for (let k = 0; k < pool; k++) expect(log.find(id(k))?.revision).toBe(newest(id(k)));
+      const last = records.slice(-capacity);
+      const expected = last.filter(([key], at) => !last.slice(at + 1).some(([r]) => r === key));
+      expect(log.entries().map(([key, r]) => [key, r.revision])).toEqual(expected);
+      if (log.hashesWholeIds) switched++;
+    }
+    // Both ways of hashing were exercised, switches mid-run included.
+    expect(switched).toBeGreaterThan(10);
+    expect(switched).toBeLessThan(120);
   });
 
   it('keeps results of any safe size exactly, times before 1970 included', () => {

@@ -20,6 +20,14 @@ import type { CommitResult } from '../types.js';
  * stale buckets are dropped when the table, at most half full, is rebuilt from the live
  * slots. The table and the slots start empty and grow as ids come: a session that never
  * sends an id costs a few empty arrays.
+ *
+ * Hashing reads an id's length and its last SAMPLED_CHARS chars only: reading a char of a
+ * string costs several nanoseconds, and the tail is where ids differ (a random UUID's last
+ * 16 chars hold 60 random bits; counters and sequence numbers end ids). Ids alike in their
+ * tails and lengths but not elsewhere would share a hash and make probes long, so a probe
+ * that passes more than MAX_ALIKE_PROBED buckets of its hash naming other ids switches the
+ * log, for good, to hashing whole ids (rehashing what it holds once): probes stay short
+ * for any ids, at the cost of the whole hash for that session only.
  */
 export class OperationLog {
   /** Per slot: the id. */
@@ -41,6 +49,10 @@ export class OperationLog {
   /** The id `find` hashed last, and its hash: a commit records the id it just looked up. */
   #lastId: string | undefined;
   #lastHash = 0;
+  /** Whether ids are hashed whole (else by length and tail); see the class comment. */
+  #wholeIds = false;
+  /** Set by a probe that passed more than MAX_ALIKE_PROBED buckets of its hash naming other ids. */
+  #alikeSeen = false;
 
   /**
    * A log remembering at most `capacity` ids (default `MAX_REMEMBERED_OPERATIONS`; 0
@@ -62,9 +74,19 @@ export class OperationLog {
     return this.#ids.length;
   }
 
+  /**
+   * Whether this log hashes whole ids: false until it meets ids alike in their lengths and
+   * last SAMPLED_CHARS chars but not elsewhere (then true for good). Answers never depend
+   * on it; only the length of a lookup does.
+   */
+  get hashesWholeIds(): boolean {
+    return this.#wholeIds;
+  }
+
   /** The result recorded for `operationId` (a fresh copy); `undefined` when none or no id. */
   find(operationId: string | undefined): CommitResult | undefined {
     if (operationId === undefined || this.#capacity === 0) return undefined;
+    if (this.#alikeSeen) this.#hashWholeIds();
     const hash = this.#hash(operationId);
     this.#lastId = operationId;
     this.#lastHash = hash;
@@ -81,6 +103,7 @@ export class OperationLog {
    */
   record(operationId: string | undefined, result: CommitResult): void {
     if (operationId === undefined || this.#capacity === 0) return;
+    if (this.#alikeSeen) this.#hashWholeIds();
     let slot = this.#ids.length;
     if (slot >= this.#capacity) {
       slot = this.#oldest;
@@ -125,11 +148,31 @@ export class OperationLog {
     return out;
   }
 
-  /** FNV-1a of the id's UTF-16 code units, from the log's seed (a signed 32-bit number). */
+  /**
+   * FNV-1a, from the log's seed, of the id's length and its UTF-16 code units: the last
+   * SAMPLED_CHARS of them, or all once the log hashes whole ids (a signed 32-bit number).
+   */
   #hash(id: string): number {
-    let hash = this.#seed ^ 0x811c9dc5;
-    for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+    const length = id.length;
+    let hash = Math.imul(this.#seed ^ 0x811c9dc5 ^ length, 0x01000193);
+    const from = this.#wholeIds ? 0 : Math.max(0, length - SAMPLED_CHARS);
+    for (let i = from; i < length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
     return hash;
+  }
+
+  /** From now on ids are hashed whole: the live slots rehashed, the table rebuilt. */
+  #hashWholeIds(): void {
+    this.#alikeSeen = false;
+    if (this.#wholeIds) return;
+    this.#wholeIds = true;
+    this.#lastId = undefined;
+    const live = Math.min(this.#capacity, this.#ids.length);
+    for (let slot = 0; slot < live; slot++) {
+      if (this.#isLive(slot)) {
+        this.#slots[SLOT_STRIDE * slot + 3] = this.#hash(this.#ids[slot] as string);
+      }
+    }
+    if (this.#used > 0) this.#rebuild();
   }
 
   /**
@@ -138,18 +181,17 @@ export class OperationLog {
    */
   #bucketOf(id: string, hash: number, except = -1): number {
     const table = this.#table;
-    for (let bucket = hash & this.#mask; ; bucket = (bucket + 1) & this.#mask) {
+    let alike = 0;
+    let bucket = hash & this.#mask;
+    for (; ; bucket = (bucket + 1) & this.#mask) {
       const entry = table[2 * bucket] as number;
-      if (entry === 0) return -1 - bucket;
-      if (
-        table[2 * bucket + 1] === hash &&
-        entry - 1 !== except &&
-        this.#ids[entry - 1] === id &&
-        this.#isLive(entry - 1)
-      ) {
-        return bucket;
-      }
+      if (entry === 0) break;
+      if (table[2 * bucket + 1] !== hash || entry - 1 === except) continue;
+      if (this.#ids[entry - 1] === id && this.#isLive(entry - 1)) break;
+      alike++;
     }
+    if (alike > MAX_ALIKE_PROBED) this.#alikeSeen = true;
+    return table[2 * bucket] === 0 ? -1 - bucket : bucket;
   }
 
   /** Whether `slot` holds the newest record of its id. */
@@ -206,6 +248,10 @@ function bucketsFor(ids: number): number {
   return buckets;
 }
 
+/** The chars of an id's tail that its hash reads (with its length) until ids alike in them come. */
+const SAMPLED_CHARS = 16;
+/** Buckets of a probe's hash naming other ids that a probe passes before whole ids are hashed. */
+const MAX_ALIKE_PROBED = 2;
 /** Numbers per slot in `#slots`. */
 const SLOT_STRIDE = 4;
 const MIN_BUCKETS = 8;
