@@ -1,7 +1,8 @@
 // The benchmark (not a test). Per target (the standalone server at
 // $SESSIONKIT_TEST_REDIS_URL, default redis://127.0.0.1:6379, and a three-master Cluster it
 // starts itself): a turn beside a raw Lua turn of the same bytes at history 10, 1,000 and
-// 10,000, alternated turn by turn, with each line's client CPU per turn; bytes stored per
+// 10,000 (each line round robin over its own live sessions: 1,000, 50 and 10), alternated
+// turn by turn, with each line's client CPU per turn; bytes stored per
 // message; a 20 MB load beside JSON.parse of its bytes; list 20 of BENCH_SESSIONS
 // (default 100,000) without and with a folder, status or parent filter; search over them.
 // BENCH_TURNS (default 3000) turns per line and history, BENCH_TARGETS (default
@@ -92,14 +93,14 @@ function print(target, turns, bytes, load, list) {
 
 function printTurns(turns) {
   console.log(
-    '| history | commit ops/s | raw ops/s | commit / raw | commit CPU µs/turn | raw CPU µs/turn | CPU commit / raw |',
+    '| history | live sessions | commit ops/s | raw ops/s | commit / raw | commit CPU µs/turn | raw CPU µs/turn | CPU commit / raw |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of turns) {
     const s = r.store;
     const w = r.raw;
     console.log(
-      `| ${r.history} | ${s.opsPerSecond.toFixed(0)} | ${w.opsPerSecond.toFixed(0)} | ${pct(s.opsPerSecond, w.opsPerSecond)} | ${s.cpuMicros.toFixed(0)} | ${w.cpuMicros.toFixed(0)} | ${(s.cpuMicros / w.cpuMicros).toFixed(2)} |`,
+      `| ${r.history} | ${r.live} | ${s.opsPerSecond.toFixed(0)} | ${w.opsPerSecond.toFixed(0)} | ${pct(s.opsPerSecond, w.opsPerSecond)} | ${s.cpuMicros.toFixed(0)} | ${w.cpuMicros.toFixed(0)} | ${(s.cpuMicros / w.cpuMicros).toFixed(2)} |`,
     );
   }
 }

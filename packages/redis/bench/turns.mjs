@@ -44,32 +44,55 @@ async function measured(fn) {
 }
 
 /**
- * `turns` store turns and as many raw turns on sessions of `history` messages, alternated
- * turn by turn (which goes first alternates too). Returns per-turn means.
+ * Live sessions per history, written round robin: how a server hosting many conversations
+ * loads a store (each session's keys, and the client's state of it, go cold between its
+ * turns), not one warm session.
+ */
+export const LIVE_SESSIONS = { 10: 1000, 1000: 50, 10000: 10 };
+
+/**
+ * `turns` store turns and as many raw turns, each line round robin over its own
+ * `LIVE_SESSIONS[history]` sessions of `history` messages, alternated turn by turn (which
+ * goes first alternates too). Returns per-turn means.
  */
 export async function turnFigures({ store, client, keys, cluster, history, turns, tag }) {
-  const id = `${tag}-h${history}`;
-  const rawId = `${id}-raw`;
-  await fill(store, id, history);
-  await fill(store, rawId, history);
-  const rawKeys = keys.sessionKeyList(rawId);
-  if (!cluster) rawKeys.push(keys.order);
-  const stored = await client.hget(keys.session(rawId).meta, 'h');
-  const header = stored.replace(/"title":"[^"]*"/, `"title":"${'x'.repeat(40)}"`);
-  let version = await client.hget(keys.session(rawId).meta, 'w');
-  // On a Cluster every master must know the script (SCRIPT LOAD goes to one node).
+  const live = LIVE_SESSIONS[history] ?? 10;
+  const ids = [];
+  const raws = [];
+  for (let n = 0; n < live; n++) {
+    const id = `${tag}-h${history}-${n}`;
+    const rawId = `${id}-raw`;
+    await fill(store, id, history);
+    await fill(store, rawId, history);
+    const rawKeys = keys.sessionKeyList(rawId);
+    if (!cluster) rawKeys.push(keys.order);
+    const stored = await client.hget(keys.session(rawId).meta, 'h');
+    const header = stored.replace(/"title":"[^"]*"/, `"title":"${'x'.repeat(40)}"`);
+    const version = await client.hget(keys.session(rawId).meta, 'w');
+    ids.push(id);
+    raws.push({ rawId, rawKeys, header, version });
+  }
+  // On a Cluster every master must know the script (SCRIPT LOAD goes to one node),
+  // once the fills have connected the client to all of them.
   let sha;
   for (const node of cluster ? client.nodes('master') : [client]) {
     sha = await node.script('LOAD', RAW_TURN);
   }
+  let rawTurn = 0;
   const raw = async () => {
+    const r = raws[rawTurn++ % live];
     const m = JSON.stringify(message(1));
-    const args = [m, m.toLowerCase(), header, version, String(Date.now()), rawId];
-    const reply = await client.evalsha(sha, rawKeys.length, ...rawKeys, ...args);
-    version = String(Array.isArray(reply) ? reply[1] : reply);
+    const args = [m, m.toLowerCase(), r.header, r.version, String(Date.now()), r.rawId];
+    const reply = await client.evalsha(sha, r.rawKeys.length, ...r.rawKeys, ...args);
+    r.version = String(Array.isArray(reply) ? reply[1] : reply);
   };
-  const turn = () => store.commit(id, { append: [message(1)], increment: { tokenCount: 10 } });
-  for (let i = 0; i < 200; i++) {
+  let storeTurn = 0;
+  const turn = () =>
+    store.commit(ids[storeTurn++ % live], {
+      append: [message(1)],
+      increment: { tokenCount: 10 },
+    });
+  for (let i = 0; i < Math.max(200, 2 * live); i++) {
     await turn();
     await raw();
   }
@@ -91,5 +114,5 @@ export async function turnFigures({ store, client, keys, cluster, history, turns
     opsPerSecond: (1000 * turns) / sum[line].ms,
     cpuMicros: sum[line].cpu / turns,
   });
-  return { history, store: per('store'), raw: per('raw') };
+  return { history, live, store: per('store'), raw: per('raw') };
 }
