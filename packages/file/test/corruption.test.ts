@@ -150,6 +150,23 @@ describe('corruption', () => {
     await fresh.close();
   });
 
+  it('one changed byte in an index record that still parses is caught by its checksum', async () => {
+    for (let i = 0; i < 5; i++) await store.create({ id: `s${i}`, title: `t${i}` });
+    const before = await store.list();
+    const index = join(dir, 'index.log');
+    const bytes = await fsp.readFile(index);
+    // `"t2"` becomes `"t7"`: valid JSON, a record in the middle of the file, so only the
+    // meta checksum tells it from a real record (a torn tail it is not).
+    const at = bytes.indexOf('"title":"t2"') + '"title":"t'.length;
+    expect(at).toBeGreaterThan(0);
+    bytes[at] = '7'.charCodeAt(0);
+    await fsp.writeFile(index, bytes);
+    const other = new FileStore({ dir });
+    expect(await other.list()).toEqual(before);
+    expect((await other.list()).map((s) => s.title)).not.toContain('t7');
+    await other.close();
+  });
+
   it('a missing index is rebuilt on the next read; a stale entry is fixed by repair', async () => {
     await store.create({ id: 'a', title: 'alpha', messages: turn(0) });
     await store.create({ id: 'b', title: 'beta' });

@@ -11,7 +11,7 @@
 // of the file in O(1). A frame that runs past the end of the file is a torn append
 // (never acknowledged) and is ignored; a damaged frame followed by more data is corruption.
 
-import { crc32 } from './crc32.js';
+import { crc32, crc32Range } from './crc32.js';
 
 export const FRAME_MAGIC = 0x32524b53; // "SKR2"
 export const TAIL_MAGIC = 0x45524b53; // "SKRE"
@@ -47,12 +47,28 @@ export interface FramePrefix {
   total: number;
 }
 
+/** `buf` as a Buffer over the same bytes (itself when it already is one: no new view). */
+function asBuffer(buf: Uint8Array): Buffer {
+  return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+}
+
+/**
+ * Whether the 24 bytes at `buf[pos..)` are a frame prefix: the magic and the prefix's own
+ * checksum. Read in place on the parent buffer: the views made per frame for this (100,000
+ * at an index open) were garbage the collector had to sweep.
+ */
+function isPrefixAt(buf: Buffer, pos: number): boolean {
+  return (
+    buf.readUInt32LE(pos) === FRAME_MAGIC &&
+    buf.readUInt32LE(pos + 20) === crc32Range(buf, pos, pos + 20)
+  );
+}
+
 /** The prefix at `buf[0..24)`, or `undefined` when it is not a valid prefix. */
 export function decodePrefix(buf: Uint8Array): FramePrefix | undefined {
   if (buf.length < PREFIX_BYTES) return undefined;
-  const view = Buffer.from(buf.buffer, buf.byteOffset, PREFIX_BYTES);
-  if (view.readUInt32LE(0) !== FRAME_MAGIC) return undefined;
-  if (view.readUInt32LE(20) !== crc32(view.subarray(0, 20))) return undefined;
+  const view = asBuffer(buf);
+  if (!isPrefixAt(view, 0)) return undefined;
   const metaLen = view.readUInt32LE(4);
   const bodyLen = view.readUInt32LE(8);
   return {
@@ -90,6 +106,87 @@ function allZero(buf: Uint8Array, from: number): boolean {
   return true;
 }
 
+/** Called by `scanFrames` with each good frame's parsed meta and byte offsets. */
+export type FrameVisitor<T> = (
+  meta: T,
+  start: number,
+  end: number,
+  bodyStart: number,
+  bodyEnd: number,
+) => void;
+
+/** What `scanFrames` found: `ParsedFrames` without the frames (they went to the visitor). */
+export type FrameScan = Omit<ParsedFrames, 'frames'>;
+
+/**
+ * Checks and parses every frame of `buf` from `offset`, handing each good one to `visit`
+ * in file order instead of collecting them (a whole index read applies its 100,000
+ * records as they come, with no `Frame` object each). The checks and the torn/corrupt
+ * verdicts are `parseFrames`'s; `visit` is called for every frame before `validEnd`.
+ */
+export function scanFrames<T = unknown>(
+  input: Uint8Array,
+  offset: number,
+  checkBodies: boolean,
+  visit: FrameVisitor<T>,
+): FrameScan {
+  const buf = asBuffer(input);
+  let pos = offset;
+  while (pos < buf.length) {
+    const rest = buf.length - pos;
+    if (rest < PREFIX_BYTES) return { validEnd: pos, torn: true };
+    if (!isPrefixAt(buf, pos)) {
+      if (allZero(buf, pos)) return { validEnd: pos, torn: true };
+      return { validEnd: pos, torn: false, corrupt: `bad record header at byte ${pos}` };
+    }
+    const metaStart = pos + PREFIX_BYTES;
+    const bodyStart = metaStart + buf.readUInt32LE(pos + 4);
+    const bodyEnd = bodyStart + buf.readUInt32LE(pos + 8);
+    const end = bodyEnd + TAIL_BYTES;
+    if (end - pos > rest) return { validEnd: pos, torn: true };
+    const why = frameProblem(buf, pos, bodyEnd, checkBodies);
+    let meta: T | undefined; // stays undefined only on damage: JSON.parse never returns it
+    if (why === undefined) {
+      try {
+        meta = JSON.parse(buf.toString('utf8', metaStart, bodyStart)) as T;
+      } catch {}
+    }
+    if (meta === undefined) {
+      // Damage in the last frame of the file is a torn append; before more data, corruption.
+      if (end === buf.length) return { validEnd: pos, torn: true };
+      const what = why ?? 'unparsable record meta';
+      return { validEnd: pos, torn: false, corrupt: `${what} in the record at byte ${pos}` };
+    }
+    visit(meta, pos, end, bodyStart, bodyEnd);
+    pos = end;
+  }
+  return { validEnd: pos, torn: false };
+}
+
+/**
+ * What is wrong with the frame whose (valid) prefix is at `pos` and whose body ends at
+ * `bodyEnd`, or `undefined`: meta checksum, body checksum (when `checkBodies`), trailer.
+ */
+function frameProblem(
+  buf: Buffer,
+  pos: number,
+  bodyEnd: number,
+  checkBodies: boolean,
+): string | undefined {
+  const metaStart = pos + PREFIX_BYTES;
+  const bodyStart = metaStart + buf.readUInt32LE(pos + 4);
+  if (crc32(buf.subarray(metaStart, bodyStart)) !== buf.readUInt32LE(pos + 12))
+    return 'meta checksum mismatch';
+  if (checkBodies && crc32(buf.subarray(bodyStart, bodyEnd)) !== buf.readUInt32LE(pos + 16))
+    return 'body checksum mismatch';
+  if (
+    buf.readUInt32LE(bodyEnd) !== bodyEnd + TAIL_BYTES - pos ||
+    buf.readUInt32LE(bodyEnd + 4) !== TAIL_MAGIC
+  )
+    return 'bad record trailer';
+  return undefined;
+}
+
 /**
  * Parses every frame of `buf` from `offset`. Checks prefix, meta and (when `checkBodies`)
  * body checksums. A final frame that is incomplete, or damaged and last in the file, or
@@ -102,54 +199,14 @@ export function parseFrames<T = unknown>(
   checkBodies = true,
 ): ParsedFrames<T> {
   const frames: Frame<T>[] = [];
-  let pos = offset;
-  while (pos < buf.length) {
-    const rest = buf.length - pos;
-    if (rest < PREFIX_BYTES) return { frames, validEnd: pos, torn: true };
-    const prefix = decodePrefix(buf.subarray(pos, pos + PREFIX_BYTES));
-    if (!prefix) {
-      if (allZero(buf, pos)) return { frames, validEnd: pos, torn: true };
-      return { frames, validEnd: pos, torn: false, corrupt: `bad record header at byte ${pos}` };
-    }
-    if (prefix.total > rest) return { frames, validEnd: pos, torn: true };
-    const metaStart = pos + PREFIX_BYTES;
-    const bodyStart = metaStart + prefix.metaLen;
-    const bodyEnd = bodyStart + prefix.bodyLen;
-    const end = pos + prefix.total;
-    const last = end === buf.length;
-    const bad = (why: string): ParsedFrames<T> =>
-      last
-        ? { frames, validEnd: pos, torn: true }
-        : { frames, validEnd: pos, torn: false, corrupt: `${why} in the record at byte ${pos}` };
-    const metaBytes = buf.subarray(metaStart, bodyStart);
-    if (crc32(metaBytes) !== prefix.metaCrc) return bad('meta checksum mismatch');
-    if (checkBodies && crc32(buf.subarray(bodyStart, bodyEnd)) !== prefix.bodyCrc)
-      return bad('body checksum mismatch');
-    const tail = Buffer.from(buf.buffer, buf.byteOffset + bodyEnd, TAIL_BYTES);
-    if (tail.readUInt32LE(0) !== prefix.total || tail.readUInt32LE(4) !== TAIL_MAGIC)
-      return bad('bad record trailer');
-    let meta: T;
-    try {
-      // A view of the bytes, decoded in place (`Buffer.from(metaBytes)` would copy them).
-      const view = Buffer.from(metaBytes.buffer, metaBytes.byteOffset, metaBytes.length);
-      meta = JSON.parse(view.toString('utf8')) as T;
-    } catch {
-      return bad('unparsable record meta');
-    }
-    frames.push({ meta, start: pos, end, bodyStart, bodyEnd });
-    pos = end;
-  }
-  return { frames, validEnd: pos, torn: false };
+  const scan = scanFrames<T>(buf, offset, checkBodies, (meta, start, end, bodyStart, bodyEnd) => {
+    frames.push({ meta, start, end, bodyStart, bodyEnd });
+  });
+  return { frames, ...scan };
 }
 
 /** The body of `frame` in `buf` parsed as JSON (empty body → `undefined`). */
 export function frameBody(buf: Uint8Array, frame: Frame): unknown {
   if (frame.bodyEnd === frame.bodyStart) return undefined;
-  return JSON.parse(
-    Buffer.from(
-      buf.buffer,
-      buf.byteOffset + frame.bodyStart,
-      frame.bodyEnd - frame.bodyStart,
-    ).toString('utf8'),
-  );
+  return JSON.parse(asBuffer(buf).toString('utf8', frame.bodyStart, frame.bodyEnd));
 }

@@ -2,11 +2,17 @@
 // whole file again once it was replaced.
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { PREFIX_BYTES, parseFrames } from '../format/frame.js';
-import type { IndexMeta } from '../format/records.js';
+import { PREFIX_BYTES, scanFrames } from '../format/frame.js';
+import type { IndexEntryJson, IndexMeta } from '../format/records.js';
 import { isEnoent } from '../io/fs-helpers.js';
 import type { StoreContext } from '../store/context.js';
-import { applyAllRecords, applyIndexRecord, emptyIndex, type IndexState } from './state.js';
+import {
+  applyEntryRecord,
+  applyIndexRecord,
+  buildListable,
+  emptyIndex,
+  type IndexState,
+} from './state.js';
 
 /**
  * Applies what was appended to `index.log` since the last call to the cached state
@@ -48,24 +54,34 @@ export function readIndexTail(ctx: StoreContext): IndexState | 'missing' | 'dama
 
 /** Reads `[state.size, size)` of the index and applies its records to `state`. */
 function applyAppended(fd: number, state: IndexState, size: number): 'damaged' | undefined {
-  const buf = Buffer.alloc(size - state.size);
+  // Unfilled: only the `done` bytes read are looked at.
+  const buf = Buffer.allocUnsafe(size - state.size);
   let done = 0;
   while (done < buf.length) {
     const n = readSync(fd, buf, done, buf.length - done, state.size + done);
     if (n === 0) break;
     done += n;
   }
-  const parsed = parseFrames<IndexMeta>(buf.subarray(0, done));
+  // Records are applied as they are parsed (no array of 100,000 frames first), into a new
+  // map or a list of tail records, and put into `state` only once the whole read parsed:
+  // a damaged index leaves the cached state as it was.
+  const fresh = state.size === 0;
+  const entries = new Map<string, IndexEntryJson>();
+  const tail: IndexMeta[] = [];
+  const parsed = scanFrames<IndexMeta>(
+    buf.subarray(0, done),
+    0,
+    true,
+    fresh ? (r) => applyEntryRecord(entries, r) : (r) => tail.push(r),
+  );
   if (parsed.corrupt) return 'damaged';
-  if (state.size === 0 && parsed.validEnd >= PREFIX_BYTES) {
+  if (fresh && parsed.validEnd >= PREFIX_BYTES) {
     state.firstPrefix = Buffer.from(buf.subarray(0, PREFIX_BYTES));
   }
-  if (state.size === 0)
-    applyAllRecords(
-      state,
-      parsed.frames.map((f) => f.meta),
-    );
-  else for (const f of parsed.frames) applyIndexRecord(state, f.meta);
+  if (fresh) {
+    state.entries = entries;
+    buildListable(state);
+  } else for (const r of tail) applyIndexRecord(state, r);
   state.size += parsed.validEnd;
   return undefined;
 }

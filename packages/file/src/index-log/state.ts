@@ -51,15 +51,20 @@ export function listableOf(entry: IndexEntryJson): Listable {
 }
 
 /**
- * Applies the records of a whole index file to an empty state: the entries first, then
- * their listing order with one sort (core's `ListIndex.of`), not one insert each.
+ * Applies one record of a whole index file to its entries alone (the listing order is
+ * built once at the end, by `buildListable`, not kept up to date record by record).
  */
-export function applyAllRecords(state: IndexState, records: IndexMeta[]): void {
-  for (const r of records) {
-    if (r.op === 'put') state.entries.set(r.entry.id, r.entry);
-    else if (r.op === 'del') state.entries.delete(r.id);
-  }
-  state.listable = ListIndex.of([...state.entries.values()].map(listableOf));
+export function applyEntryRecord(entries: Map<string, IndexEntryJson>, r: IndexMeta): void {
+  if (r.op === 'put') entries.set(r.entry.id, r.entry);
+  else if (r.op === 'del') entries.delete(r.id);
+}
+
+/**
+ * Rebuilds `state.listable` from `state.entries` with one sort (core's `ListIndex.of`),
+ * not one insert each: for a whole index read at once.
+ */
+export function buildListable(state: IndexState): void {
+  state.listable = ListIndex.of(Array.from(state.entries.values(), listableOf));
 }
 
 export function applyIndexRecord(state: IndexState, r: IndexMeta): void {
