@@ -123,6 +123,62 @@ function seededRandom(seed: number): (n: number) => number {
   };
 }
 
+/**
+ * What an `OperationLog` of `capacity` must answer, as plainly as it can be said: the
+ * records made, newest last, of which the last `capacity` are remembered.
+ */
+function operationModel(capacity: number) {
+  const records: [string, number][] = [];
+  return {
+    record: (id: string, revision: number) => records.push([id, revision]),
+    recorded: () => records.length,
+    /** The revision of the newest remembered record of `id`. */
+    find: (id: string) =>
+      records
+        .slice(-capacity)
+        .filter(([r]) => r === id)
+        .pop()?.[1],
+    /** The remembered ids, each at its newest record, oldest first. */
+    entries: () => {
+      const last = records.slice(-capacity);
+      return last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
+    },
+  };
+}
+
+/** `log.entries()` as `[id, revision]` pairs, to compare with the model's. */
+function revisionsOf(log: OperationLog): [string, number][] {
+  return log.entries().map(([id, r]) => [id, r.revision]);
+}
+
+/**
+ * One random run the way a store uses a log: a lookup of an id from a pool of
+ * `2 + random(3 × capacity)`, then a record of it or (one time in four) of another id
+ * first, `rounds × capacity + 16` times, every answer checked against the model; then
+ * every id of the pool and the entries.
+ */
+function askThenRecordRun(
+  random: (n: number) => number,
+  log: OperationLog,
+  capacity: number,
+  rounds: number,
+  idOf: (k: number) => string,
+): void {
+  const pool = 2 + random(3 * capacity);
+  const model = operationModel(capacity);
+  for (let i = 0; i < rounds * capacity + 16; i++) {
+    const asked = idOf(random(pool));
+    expect(log.find(asked)?.revision).toBe(model.find(asked));
+    const order = random(4) === 0 ? [idOf(random(pool)), asked] : [asked];
+    for (const id of order) {
+      log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
+      model.record(id, i + 1);
+    }
+  }
+  for (let k = 0; k < pool; k++) expect(log.find(idOf(k))?.revision).toBe(model.find(idOf(k)));
+  expect(revisionsOf(log)).toEqual(model.entries());
+}
+
 describe('OperationLog', () => {
   it('remembers the last capacity ids, oldest forgotten first; results are copies', () => {
     const log = new OperationLog(2);
@@ -186,19 +242,15 @@ describe('OperationLog', () => {
     for (let run = 0; run < 300; run++) {
       const capacity = 1 + random(4);
       const log = new OperationLog(capacity);
-      const records: [string, number][] = [];
+      const model = operationModel(capacity);
       for (let i = 0; i < 40; i++) {
         // Few distinct ids, so that ids come back while remembered and after forgotten.
         const id = `op-${random(2 + (run % 7))}`;
         log.record(id, { revision: i, messageCount: 1, updatedAt: new Date(i) });
-        records.push([id, i]);
-        const last = records.slice(-capacity);
-        for (let k = 0; k < 8; k++) {
-          const newest = last.filter(([r]) => r === `op-${k}`).pop();
-          expect(log.find(`op-${k}`)?.revision).toBe(newest?.[1]);
-        }
-        const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
-        expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
+        model.record(id, i);
+        for (let k = 0; k < 8; k++)
+          expect(log.find(`op-${k}`)?.revision).toBe(model.find(`op-${k}`));
+        expect(revisionsOf(log)).toEqual(model.entries());
       }
     }
   });
@@ -209,22 +261,17 @@ describe('OperationLog', () => {
       const capacity = 1 + random(48);
       const pool = capacity + 1 + random(2 * capacity);
       const log = new OperationLog(capacity);
-      const records: [string, number][] = [];
+      const model = operationModel(capacity);
       for (let i = 0; i < 10 * capacity + 20; i++) {
         const id = `id-${random(pool)}`;
         log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
-        records.push([id, i + 1]);
+        model.record(id, i + 1);
         if (i % 7 !== 0) continue;
-        const last = records.slice(-capacity);
-        for (let k = 0; k < pool; k++) {
-          const newest = last.filter(([r]) => r === `id-${k}`).pop();
-          expect(log.find(`id-${k}`)?.revision).toBe(newest?.[1]);
-        }
+        for (let k = 0; k < pool; k++)
+          expect(log.find(`id-${k}`)?.revision).toBe(model.find(`id-${k}`));
       }
-      const last = records.slice(-capacity);
-      const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
-      expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
-      expect(log.size).toBe(Math.min(capacity, records.length));
+      expect(revisionsOf(log)).toEqual(model.entries());
+      expect(log.size).toBe(Math.min(capacity, model.recorded()));
     }
   });
 
@@ -232,28 +279,7 @@ describe('OperationLog', () => {
     const random = seededRandom(23);
     for (let run = 0; run < 200; run++) {
       const capacity = 1 + random(24);
-      const pool = 2 + random(3 * capacity);
-      const log = new OperationLog(capacity);
-      const records: [string, number][] = [];
-      const newest = (id: string) =>
-        records
-          .slice(-capacity)
-          .filter(([r]) => r === id)
-          .pop()?.[1];
-      for (let i = 0; i < 8 * capacity + 16; i++) {
-        // A lookup of one id, then a record of it or (now and then) of another id first.
-        const asked = `id-${random(pool)}`;
-        expect(log.find(asked)?.revision).toBe(newest(asked));
-        const order = random(4) === 0 ? [`id-${random(pool)}`, asked] : [asked];
-        for (const id of order) {
-          log.record(id, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
-          records.push([id, i + 1]);
-        }
-      }
-      for (let k = 0; k < pool; k++) expect(log.find(`id-${k}`)?.revision).toBe(newest(`id-${k}`));
-      const last = records.slice(-capacity);
-      const expected = last.filter(([id], at) => !last.slice(at + 1).some(([r]) => r === id));
-      expect(log.entries().map(([id, r]) => [id, r.revision])).toEqual(expected);
+      askThenRecordRun(random, new OperationLog(capacity), capacity, 8, (k) => `id-${k}`);
     }
   });
 
@@ -287,40 +313,21 @@ describe('OperationLog', () => {
 
   it('answers as the last capacity records do while ids alike in their tails come and the hashing changes (random runs)', () => {
     const random = seededRandom(31);
+    // A third of the pool alike in their last 16 chars and lengths, a third not, a third short.
+    const id = (k: number) =>
+      k % 3 === 0
+        ? `s${k}`
+        : k % 3 === 1
+          ? `${String(k).padStart(5, '0')}-the-same-tail-xyz`
+          : `tail-${k}-differs-${k * 7919}`;
     let switched = 0;
     for (let run = 0; run < 120; run++) {
       const capacity = 1 + random(40);
-      const pool = 2 + random(3 * capacity);
       const log = new OperationLog(capacity);
-      const records: [string, number][] = [];
-      // Half the pool alike in their last 16 chars and lengths, half not; short ids too.
-      const id = (k: number) =>
-        k % 3 === 0
-          ? `s${k}`
-          : k % 3 === 1
-            ? `${String(k).padStart(5, '0')}-the-same-tail-xyz`
-            : `tail-${k}-differs-${k * 7919}`;
-      const newest = (key: string) =>
-        records
-          .slice(-capacity)
-          .filter(([r]) => r === key)
-          .pop()?.[1];
-      for (let i = 0; i < 6 * capacity + 16; i++) {
-        const asked = id(random(pool));
-        expect(log.find(asked)?.revision).toBe(newest(asked));
-        const order = random(4) === 0 ? [id(random(pool)), asked] : [asked];
-        for (const key of order) {
-          log.record(key, { revision: i + 1, messageCount: i, updatedAt: new Date(i) });
-          records.push([key, i + 1]);
-        }
-      }
-      for (let k = 0; k < pool; k++) expect(log.find(id(k))?.revision).toBe(newest(id(k)));
-      const last = records.slice(-capacity);
-      const expected = last.filter(([key], at) => !last.slice(at + 1).some(([r]) => r === key));
-      expect(log.entries().map(([key, r]) => [key, r.revision])).toEqual(expected);
+      askThenRecordRun(random, log, capacity, 6, id);
       if (log.hashesWholeIds) switched++;
     }
-    // Both ways of hashing were exercised, switches mid-run included.
+    // Both ways of hashing were exercised: some runs switched, some never did.
     expect(switched).toBeGreaterThan(10);
     expect(switched).toBeLessThan(120);
   });

@@ -19,10 +19,7 @@ const nativeCrc = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 /** CRC-32 (IEEE) of `data`: node:zlib's where present (Node ≥ 20.15), a table otherwise. */
 export function crc32(data: Uint8Array): number {
   if (nativeCrc) return nativeCrc(data) >>> 0;
-  const t = crcTable();
-  let c = 0xffffffff;
-  for (let i = 0; i < data.length; i++) c = t[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return crc32Range(data, 0, data.length);
 }
 
 /**

@@ -144,7 +144,7 @@ export function scanFrames<T = unknown>(
     const bodyEnd = bodyStart + buf.readUInt32LE(pos + 8);
     const end = bodyEnd + TAIL_BYTES;
     if (end - pos > rest) return { validEnd: pos, torn: true };
-    const why = frameProblem(buf, pos, bodyEnd, checkBodies);
+    const why = frameProblem(buf, pos, bodyStart, bodyEnd, checkBodies);
     let meta: T | undefined; // stays undefined only on damage: JSON.parse never returns it
     if (why === undefined) {
       try {
@@ -164,18 +164,18 @@ export function scanFrames<T = unknown>(
 }
 
 /**
- * What is wrong with the frame whose (valid) prefix is at `pos` and whose body ends at
- * `bodyEnd`, or `undefined`: meta checksum, body checksum (when `checkBodies`), trailer.
+ * What is wrong with the frame whose (valid) prefix is at `pos` and whose body spans
+ * `[bodyStart, bodyEnd)`, or `undefined`: meta checksum, body checksum (when
+ * `checkBodies`), trailer.
  */
 function frameProblem(
   buf: Buffer,
   pos: number,
+  bodyStart: number,
   bodyEnd: number,
   checkBodies: boolean,
 ): string | undefined {
-  const metaStart = pos + PREFIX_BYTES;
-  const bodyStart = metaStart + buf.readUInt32LE(pos + 4);
-  if (crc32(buf.subarray(metaStart, bodyStart)) !== buf.readUInt32LE(pos + 12))
+  if (crc32(buf.subarray(pos + PREFIX_BYTES, bodyStart)) !== buf.readUInt32LE(pos + 12))
     return 'meta checksum mismatch';
   if (checkBodies && crc32(buf.subarray(bodyStart, bodyEnd)) !== buf.readUInt32LE(pos + 16))
     return 'body checksum mismatch';
