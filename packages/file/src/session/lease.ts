@@ -44,7 +44,12 @@ interface Lease {
   /** Held through core's `withFileLock` (after contention): ends that call. */
   endCore: (() => Promise<void>) | undefined;
   lastUsed: number;
-  /** A write runs under it right now. */
+  /**
+   * A write runs under it right now, or is about to: a lease is taken for a write and is
+   * in section from then on, so a release asked for before that write resumes (another
+   * store's `requestRelease`, the timer) waits for it to end instead of running it
+   * without the lock.
+   */
   inSection: boolean;
   /** Someone else asked for it: released when the running write ends. */
   wanted: boolean;
@@ -297,7 +302,8 @@ export class LeaseTable {
       own,
       endCore: undefined,
       lastUsed: Date.now(),
-      inSection: false,
+      // Taken for the write that awaits it: see `Lease.inSection`.
+      inSection: true,
       wanted: false,
       lost: false,
       epoch: ++lastEpoch,
