@@ -75,7 +75,7 @@ describe('writeFileAtomic', () => {
     expect(renames).toHaveLength(2);
     for (const from of renames) {
       expect(from.startsWith(join(dir, '.target.json.'))).toBe(true);
-      expect(from).toMatch(/\.target\.json\.[0-9a-f]{16}\.tmp$/);
+      expect(from).toMatch(/\.target\.json\.[0-9a-f]{32}\.tmp$/);
     }
     expect(renames[0]).not.toBe(renames[1]);
   });
@@ -147,7 +147,7 @@ describe('tempPathFor', () => {
     const a = tempPathFor(p);
     const b = tempPathFor(p);
     expect(a.startsWith(join(dir, '.state.json.'))).toBe(true);
-    expect(a).toMatch(/\.state\.json\.[0-9a-f]{16}\.tmp$/);
+    expect(a).toMatch(/\.state\.json\.[0-9a-f]{32}\.tmp$/);
     expect(a).not.toBe(b);
   });
 
@@ -155,7 +155,7 @@ describe('tempPathFor', () => {
     const long = '🌍'.repeat(100); // 400 bytes
     const name = tempPathFor(join(dir, long)).slice(dir.length + 1);
     expect(Buffer.byteLength(name, 'utf8')).toBeLessThanOrEqual(255);
-    expect(name).toMatch(/^\.(🌍)+\.[0-9a-f]{16}\.tmp$/u);
+    expect(name).toMatch(/^\.(🌍)+\.[0-9a-f]{32}\.tmp$/u);
   });
 });
 

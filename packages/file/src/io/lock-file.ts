@@ -3,19 +3,30 @@
 // whether the holder a lock file names is certainly alive (listing then trusts the index
 // entry of its session).
 
-import { closeSync, fstatSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  openSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { createLockFileSync, lockFileContent, lockHolderState } from '@sessionkit/core/adapter';
 
 /**
  * Creates `path` with `O_CREAT | O_EXCL`, mode 0600, holding the content core's
  * `withFileLock` writes, so every process (and every version of this package) treats it
  * as that lock: it waits for it, and breaks it when its holder is gone or its mtime is
- * older than its stale time. Returns the file's inode, or `undefined` when it exists.
+ * older than its stale time. Its mtime is set to `mtime` through the descriptor before it
+ * is closed (a lease dates its lock a term ahead: no second lookup of the path). Returns
+ * the file's inode, or `undefined` when it exists.
  */
-export function createLockFile(path: string, token: string): number | undefined {
+export function createLockFile(path: string, token: string, mtime: Date): number | undefined {
   const fd = createLockFileSync(path, lockFileContent(token));
   if (fd === undefined) return undefined;
   try {
+    futimesSync(fd, mtime, mtime);
     return Number(fstatSync(fd).ino);
   } catch (e) {
     // Just created by us and not yet used: nobody else may hold it.

@@ -46,32 +46,40 @@ export async function createSessionLocked(
 ): Promise<void> {
   const id = header.id;
   const sp = ctx.sessionPaths(id);
-  const names = listSessionFolder(sp.dir) ?? [];
-  const scan = scanSessionDir(names);
-  if (scan.snapshots.length > 0 || scan.legacy) throw errors.exists(id);
-  // A commit log without its snapshot is a damaged session, not left-overs: keep it.
-  if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
-  // Left-overs of a create killed before its snapshot: start clean.
-  for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
-  makePrivateDir(sp.dir, names.length > 0);
+  // The common case, a new id, is one `mkdir`; only a folder that exists is looked into.
+  const fresh = makeFolderIfNew(sp.dir);
+  if (!fresh) {
+    const names = listSessionFolder(sp.dir) ?? [];
+    const scan = scanSessionDir(names);
+    if (scan.snapshots.length > 0 || scan.legacy) throw errors.exists(id);
+    // A commit log without its snapshot is a damaged session, not left-overs: keep it.
+    if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
+    // Left-overs of a create killed before its snapshot: start clean.
+    for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
+    // Made anew if it went meanwhile; kept private either way (a create killed between
+    // its `mkdir` and its `chmod` left it as the umask made it).
+    if (!makeFolderIfNew(sp.dir) && process.platform !== 'win32') chmodSync(sp.dir, 0o700);
+  }
   if (ctx.options.sync) await fsyncDir(ctx.paths.sessions);
-  await writeSnapshot(ctx, id, header, lineage, messages, undefined, names.length === 0);
+  await writeSnapshot(ctx, id, header, lineage, messages, undefined, fresh);
   await writeSearchFile(ctx, id, messages);
   await appendIndexRecords(ctx, [putRecord(entryOf(header, messages.length))], id);
 }
 
 /**
- * The session folder `dir` (0700), with synchronous calls: its parent exists (the store
- * made it on open), so it is one `mkdir` and one `chmod` (umask cannot narrow it).
- * `mayExist`: left-overs of a killed create were found in it.
+ * Makes the session folder `dir` (0700) with synchronous calls: its parent exists (the
+ * store made it on open), so it is one `mkdir` and one `chmod` (the umask cannot narrow
+ * it). True when this call made it; false when it exists already (its mode left as is).
  */
-function makePrivateDir(dir: string, mayExist: boolean): void {
+function makeFolderIfNew(dir: string): boolean {
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (e) {
-    if (!mayExist || errnoCode(e) !== 'EEXIST') throw e;
+    if (errnoCode(e) === 'EEXIST') return false;
+    throw e;
   }
   if (process.platform !== 'win32') chmodSync(dir, 0o700);
+  return true;
 }
 
 /**

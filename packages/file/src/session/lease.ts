@@ -240,12 +240,9 @@ export class LeaseTable {
     const path = this.#o.lockPath(id);
     if (!this.#isWanted(id)) {
       const token = randomUUID();
-      const ino = createLockFile(path, token);
-      if (ino !== undefined) {
-        const lease = this.#add(id, path, { ino, token, mtimeAt: 0 });
-        this.#refreshIfDue(lease, Date.now());
-        return lease;
-      }
+      const mtimeAt = Date.now() + this.#term;
+      const ino = createLockFile(path, token, new Date(mtimeAt));
+      if (ino !== undefined) return this.#add(id, path, { ino, token, mtimeAt });
     }
     // Held elsewhere. A store of this process hands it over at once; another process
     // sees our want file within its poll interval.
