@@ -56,9 +56,9 @@ export async function createSessionLocked(
     if (scan.logs.length > 0) throw missingSnapshot(id, scan.logs);
     // Left-overs of a create killed before its snapshot: start clean.
     for (const name of names) await fsp.rm(join(sp.dir, name), { force: true, recursive: true });
-    // Made anew if it went meanwhile; kept private either way (a create killed between
-    // its `mkdir` and its `chmod` left it as the umask made it).
-    if (!makeFolderIfNew(sp.dir) && process.platform !== 'win32') chmodSync(sp.dir, 0o700);
+    // Private again: a create killed between its `mkdir` and its `chmod` left the folder
+    // as the umask made it. (Nobody removes it meanwhile: that takes the lock we hold.)
+    if (process.platform !== 'win32') chmodSync(sp.dir, 0o700);
   }
   if (ctx.options.sync) await fsyncDir(ctx.paths.sessions);
   await writeSnapshot(ctx, id, header, lineage, messages, undefined, fresh);
