@@ -90,6 +90,7 @@ export {
   matchesListFilters,
   metadataPatchParts,
   nextUpdatedAt,
+  nextWriteTime,
   SEARCH_TEXT_SEPARATOR,
   searchTextMatches,
   searchTextOf,

@@ -7,7 +7,7 @@ import { type CounterField, isCounterValue } from './counters.js';
 
 import type { SessionHeader } from './adapter-rules.js';
 import type { ErrorFactory } from './errors.js';
-import { nextUpdatedAt } from './session.js';
+import { nextWriteTime } from './session.js';
 import type { CommitInput } from './types.js';
 
 /** Where a session with a parent started from (see `HistoryLineage`). */
@@ -184,7 +184,8 @@ export function parentToMergeInto(
  * `merge_diverged` (write nothing) when the parent's history changed after the branch
  * point: it has more or fewer messages than the child's `branchedAtTurn` (absent counts
  * as 0), or it was rewritten since the child's base. Otherwise returns the parent's new
- * header: its own fields, `revision + 1`, `updatedAt` moved forward, and each counter =
+ * header: its own fields, `revision + 1`, `updatedAt` moved forward (`invalid_argument`
+ * when no later date is left: `nextWriteTime`), and each counter =
  * the parent's + what the branch gained since its base (`mergedCounter`; the child's
  * counters when the base is unknown). The parent's lineage counts a rewrite when the
  * child rewrote its own history since its base (the merge then replaces the parent's
@@ -229,7 +230,7 @@ export function planMerge(
       ? mergedCounter(errors, childId, 'turnCount', p.turnCount, c.turnCount, b.turnCount)
       : c.turnCount,
     revision: p.revision + 1,
-    updatedAt: nextUpdatedAt(p.updatedAt, now),
+    updatedAt: nextWriteTime(errors, parentId, p.updatedAt, now),
   };
   const childRewrote = child.lineage.rewrites !== base.ownRewrites;
   const lineage: HistoryLineage = childRewrote

@@ -10,6 +10,7 @@ import type {
   SessionInput,
   SessionSummary,
 } from './types.js';
+import { MAX_DATE_MS } from './validate.js';
 
 const coreErrors = errorsFor('core');
 
@@ -331,6 +332,29 @@ export function committedMessageCount(stored: number, input: CommitInput<unknown
 export function nextUpdatedAt(previous: Date | undefined, now: Date = new Date()): Date {
   if (previous && now.getTime() <= previous.getTime()) return new Date(previous.getTime() + 1);
   return now;
+}
+
+/**
+ * The `updatedAt` of a write to session `id`, stored with `previous`: `nextUpdatedAt`,
+ * kept within the dates a store keeps. Throws `invalid_argument` (the write is refused and
+ * nothing is written) when that is past 9999-12-31T23:59:59.999Z: a session created at
+ * the latest date has no later moment to move to, and storing one past it would leave a
+ * session that no read accepts.
+ */
+export function nextWriteTime(
+  errors: ErrorFactory,
+  id: string,
+  previous: Date,
+  now: Date = new Date(),
+): Date {
+  const next = nextUpdatedAt(previous, now);
+  if (next.getTime() > MAX_DATE_MS) {
+    throw errors.invalid(
+      `session "${id}" was last written at ${previous.toISOString()}, the latest date a store keeps: a write must move updatedAt past it, so none can — nothing was written`,
+      id,
+    );
+  }
+  return next;
 }
 
 /** The fields an in-memory index needs to filter and order a session. */

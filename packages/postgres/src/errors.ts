@@ -1,6 +1,7 @@
 import { type ErrorCode, isSessionKitError, type SessionKitError } from '@sessionkit/core';
 import { errorsFor } from '@sessionkit/core/adapter';
 import { isConnectionError } from './connection.js';
+import { UPDATED_AT_RANGE } from './migrations/012-updated-at-range.js';
 
 /** Error factory of this package: messages start with `[sessionkit/postgres]`. */
 export const errors = errorsFor('postgres');
@@ -20,6 +21,14 @@ export function sqlState(e: unknown): string {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : '';
 }
 
+/**
+ * Whether `e` is schema version 12's check failing: a write that would move a session's
+ * `updated_at` past the latest date a store keeps.
+ */
+function isUpdatedAtPastRange(e: unknown): boolean {
+  return sqlState(e) === '23514' && (e as { constraint?: unknown }).constraint === UPDATED_AT_RANGE;
+}
+
 /** SQLSTATEs that mean a table, function, column or the schema itself is missing. */
 const MISSING_OBJECT = new Set(['42P01', '42883', '3F000', '42703']);
 
@@ -36,7 +45,9 @@ const MISSING_OBJECT = new Set(['42P01', '42883', '3F000', '42703']);
  * - `invalid_argument`: data exceptions (class 22, a value PostgreSQL cannot store), a
  *   connection string pg cannot parse (`ERR_INVALID_URL`), and connection settings the
  *   server refuses: bad credentials or an unknown role (class 28) and a database that
- *   does not exist (3D000) — retrying cannot help, the configuration must change;
+ *   does not exist (3D000) — retrying cannot help, the configuration must change; and a
+ *   write that would move a session's `updated_at` past year 9999 (23514 on schema
+ *   version 12's `sessions_updated_at_range`);
  * - `too_large`: program limits (class 54, e.g. a value over PostgreSQL's 1 GB field limit);
  * - `corrupt`: a missing table, function, column or schema (42P01, 42883, 42703, 3F000:
  *   the schema was dropped or altered behind the store — retrying cannot help), and any
@@ -54,6 +65,7 @@ export function driverErrorCode(e: unknown): ErrorCode {
   const cls = code.slice(0, 2);
   if (cls === '08' || cls === '57' || cls === '53' || cls === '58') return 'unavailable';
   if (cls === '22' || cls === '28' || code === '3D000') return 'invalid_argument';
+  if (isUpdatedAtPastRange(e)) return 'invalid_argument';
   if (cls === '54') return 'too_large';
   return 'corrupt';
 }
@@ -94,6 +106,13 @@ export function wrapDriverError(e: unknown, doing: string, schema?: string): Ses
     return errors.make(
       'invalid_argument',
       `${doing}: PostgreSQL refused the connection settings (${state}${message}) — check the user, password and database name`,
+      { cause: e },
+    );
+  }
+  if (isUpdatedAtPastRange(e)) {
+    return errors.make(
+      'invalid_argument',
+      `${doing}: the session was last written at the latest date a store keeps (9999-12-31T23:59:59.999Z): a write must move updatedAt past it, so none can — nothing was written`,
       { cause: e },
     );
   }

@@ -3,6 +3,7 @@
 import type { Session } from '@sessionkit/core';
 import {
   extendsHistory,
+  nextWriteTime,
   rootLineage,
   type SavedOver,
   savedHeader,
@@ -58,8 +59,9 @@ export async function saveRecord(
         true,
       );
     }
-    const now = new Date();
-    const header = savedHeader(storedHeaderOf(session.id, stored), session, now);
+    const storedHeader = storedHeaderOf(session.id, stored);
+    const now = nextWriteTime(errors, session.id, storedHeader.updatedAt);
+    const header = savedHeader(storedHeader, session, now);
     const row = await runCommit(
       ctx,
       {

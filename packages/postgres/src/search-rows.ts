@@ -3,7 +3,7 @@
 // as core's `searchTextOf` writes it (an "A" separator, then the lower-cased text), so a
 // LIKE over one row never matches across two messages and the rows of a history
 // concatenate to `searchTextOf(history)`. The title's text is `titleSearchText`.
-import { searchTextOf } from '@sessionkit/core/adapter';
+import { SEARCH_TEXT_SEPARATOR, searchTextOf } from '@sessionkit/core/adapter';
 import type { SearchScope } from './search-scope.js';
 
 /** Largest search row (UTF-16 units) before a new row starts; one message is never split. */
@@ -11,11 +11,13 @@ export const SEARCH_CHUNK = 64 * 1024;
 
 /**
  * One message's search text as stored: core's `searchTextOf([message])` (empty when the
- * message has no text) with NUL, which PostgreSQL text cannot hold, as U+FFFD (a query
- * cannot contain NUL: core rejects it).
+ * message has no text) with NUL, which PostgreSQL text cannot hold, as core's separator
+ * "A". Exact: a query cannot contain NUL (core rejects it), so no match spans a NUL, and
+ * no lower-cased query contains "A" either. (Versions 4–11 wrote U+FFFD, which a query
+ * can contain: `repair()` rewrites such rows, as their text is no longer what this writes.)
  */
 export function searchRowText(message: unknown): string {
-  return searchTextOf([message]).replaceAll('\u0000', '\uFFFD');
+  return searchTextOf([message]).replaceAll('\u0000', SEARCH_TEXT_SEPARATOR);
 }
 
 /**

@@ -73,12 +73,13 @@ describe('search-rows › search chunks', () => {
     expect(searchChunks(messages)).toEqual({
       seqs: [1],
       nexts: [4],
-      texts: [searchTextOf(messages).replace('\u0000', '\uFFFD')],
+      texts: [searchTextOf(messages).replace('\u0000', 'A')],
     });
     // What a write stores starts at its first message, so consecutive commits leave no gap.
     expect(searchChunksIn('messages', messages).seqs).toEqual([0]);
     expect(searchChunksIn('titles', messages)).toEqual({ seqs: [], nexts: [], texts: [] });
-    expect(searchChunks(messages).texts[0]).toBe('Ahello\uFFFDworldAbareAäöü');
+    // NUL, which PostgreSQL text cannot hold, as the separator: no query matches across it.
+    expect(searchChunks(messages).texts[0]).toBe('AhelloAworldAbareAäöü');
     const big = 'x'.repeat(40_000);
     const chunks = searchChunks([big, big, big, '', big]);
     expect(chunks.seqs).toEqual([0, 1, 2, 4]);

@@ -11,6 +11,7 @@ import { migration008 } from './008-operations-truncate.js';
 import { migration009 } from './009-search-storage.js';
 import { migration010 } from './010-operations-one-index.js';
 import { migration011 } from './011-chunks-by-scope.js';
+import { migration012 } from './012-updated-at-range.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration009,
   migration010,
   migration011,
+  migration012,
 ];
 
 /** The newest schema version this package knows. */

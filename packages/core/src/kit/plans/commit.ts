@@ -6,7 +6,7 @@ import {
   applyCommitToHeader,
   checkCommitExpectations,
   committedMessageCount,
-  nextUpdatedAt,
+  nextWriteTime,
 } from '../../session.js';
 import type { CommitInput, CommitResult } from '../../types.js';
 import type { SessionState } from '../session-state.js';
@@ -43,7 +43,8 @@ export type CommitPlan =
  * (write nothing, resolve with it) whatever the expectations say. Otherwise: expectations
  * (`conflict`), `truncate` within `0..messageCount` (`invalid_argument`), patch and
  * increments (`invalid_argument` for a counter leaving its range), `revision + 1`,
- * `updatedAt` strictly after the stored one, and one more history rewrite when the commit
+ * `updatedAt` strictly after the stored one (`invalid_argument` when none is left within
+ * the dates a store keeps: `nextWriteTime`), and one more history rewrite when the commit
  * replaces the history or drops a message. Throws before anything is written. Pure.
  */
 export function planCommit(
@@ -68,7 +69,7 @@ export function planCommit(
       id,
     );
   }
-  const updatedAt = nextUpdatedAt(stored.header.updatedAt, now);
+  const updatedAt = nextWriteTime(errors, id, stored.header.updatedAt, now);
   const header = applyCommitToHeader(stored.header, input, updatedAt, errors);
   const messageCount = committedMessageCount(count, input);
   const messages: MessageChange =
