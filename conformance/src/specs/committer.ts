@@ -29,6 +29,18 @@ export const committerSpec = defineSpec('committer', 'Committer', (t) => {
     expect(loaded.updatedAt.getTime()).toBe(r.updatedAt.getTime());
   });
 
+  t.test('back-to-back commits each move updatedAt strictly forward', async (ctx) => {
+    const s = await createSession(ctx);
+    let last = s.updatedAt.getTime();
+    // No pause: several commits land in one millisecond, and each still moves it on.
+    for (let i = 0; i < 20; i++) {
+      const r = await committer(ctx.store).commit(s.id, { patch: { title: `t${i}` } });
+      expect(r.updatedAt.getTime()).toBeGreaterThan(last);
+      last = r.updatedAt.getTime();
+    }
+    expect((await expectListedAsLoaded(ctx.store, s.id)).updatedAt.getTime()).toBe(last);
+  });
+
   t.test('replace swaps the whole history', async (ctx) => {
     const s = await createSession(ctx, { messages: turns(5) });
     const r = await committer(ctx.store).commit(s.id, {

@@ -2,6 +2,7 @@
 // resolves with the first one's result, checked before the expectations, seen by every
 // store instance, for at least the session's last MAX_REMEMBERED_OPERATIONS ids.
 import {
+  type Brancher,
   type CommitResult,
   type Committer,
   MAX_OPERATION_ID_LENGTH,
@@ -180,6 +181,18 @@ export const operationsSpec = defineSpec('operations', 'Committer', (t) => {
     const r = await store.commit(s.id, { operationId: 'old-life', append: [msg('user', 'after')] });
     expect(r.revision).toBe(2);
     expect((await store.load(s.id)).messages).toEqual([msg('user', 'after')]);
+  });
+
+  t.test('a clone or a branch is a new session: it holds none of the source ids', async (ctx) => {
+    const store = ctx.store as C & Partial<Brancher>;
+    if (typeof store.clone !== 'function') return ctx.skip('needs Brancher');
+    const s = await createSession(ctx);
+    await store.commit(s.id, { operationId: 'op-1', append: [msg('user', 'x')] });
+    for (const copy of [await store.clone(s.id), await store.branch!(s.id, 1)]) {
+      const r = await store.commit(copy.id, { operationId: 'op-1', append: [msg('user', 'y')] });
+      expect(r.revision).toBe(2);
+      expect((await store.load(copy.id)).messages).toEqual([msg('user', 'x'), msg('user', 'y')]);
+    }
   });
 
   t.test('operationId must be 1–256 chars of text', async (ctx) => {

@@ -1,4 +1,4 @@
-import { enforceMax, type Pruner, type Store } from '@sessionkit/core';
+import { enforceMax, type FullStore, type Pruner, type Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, listAll, turns } from './util.js';
@@ -171,6 +171,40 @@ export const prunerSpec = defineSpec('pruner', 'Pruner', (t) => {
       expect(await enforceMax(base, 3, { pageSize: 2 })).toBe(7);
       const left = (await listAll(s, folder, { includeArchived: true })).map((x) => x.id);
       expect(left.sort()).toEqual([roots[6]!.id, roots[7]!.id, roots[8]!.id, child.id].sort());
+    },
+  );
+
+  t.test(
+    'enforceMax deletes as delete does: bindings, pins, status and events go too',
+    async (ctx) => {
+      const store = ctx.store as P & Partial<FullStore>;
+      if (typeof store.bind !== 'function') return ctx.skip('needs SessionRouter');
+      const made = [
+        await createSession(ctx, { updatedAt: at(0), messages: turns(1) }),
+        await createSession(ctx, { updatedAt: at(1) }),
+      ];
+      for (const s of made) {
+        await store.bind('telegram', `c-${s.id}`, '', s.id);
+        await store.follow!('telegram', `pin-${s.id}`, s.id);
+        if (typeof store.saveRuntimeStatus === 'function')
+          await store.saveRuntimeStatus(s.id, { a: 1 });
+        if (typeof store.append === 'function') await store.append(s.id, 'kind', { a: 1 });
+      }
+      expect(await store.enforceMax(1)).toBe(1);
+      const left = (await store.list({ includeArchived: true })).map((x) => x.id);
+      expect(left).toHaveLength(1);
+      const kept = left[0]!;
+      const gone = made.map((s) => s.id).find((id) => id !== kept)!;
+      expect(await store.resolve!('telegram', `c-${gone}`, '', '')).toBe('');
+      expect(await store.resolve!('telegram', `pin-${gone}`, '', '')).toBe('');
+      expect(await store.resolve!('telegram', `c-${kept}`, '', '')).toBe(kept);
+      expect(await store.resolve!('telegram', `pin-${kept}`, '', '')).toBe(kept);
+      expect((await store.recent!(10)).map((r) => r.sessionId)).toEqual([kept]);
+      // The id made again starts with nothing of the pruned session.
+      await store.create({ id: gone });
+      if (typeof store.loadRuntimeStatus === 'function')
+        expect(await store.loadRuntimeStatus(gone)).toBeNull();
+      if (typeof store.events === 'function') expect(await store.events(gone)).toEqual([]);
     },
   );
 

@@ -188,6 +188,56 @@ export const searchSpec = defineSpec('search', 'Store', (t) => {
     expect((await ctx.store.load(s.id)).messages[0]!.content).toBe('broken\uD800pair');
   });
 
+  t.test('a NUL in a message is never matched, not even as U+FFFD', async (ctx) => {
+    // A query cannot hold NUL (invalid_argument), so no match spans one: a backend that
+    // cannot store NUL in its search text must not turn it into a character a query can hold.
+    const folder = ctx.folder();
+    const s = await createSession(ctx, { folder, messages: [msg('user', 'nul\u0000here')] });
+    expect(await ids(ctx.store, folder, 'nul')).toEqual([s.id]);
+    expect(await ids(ctx.store, folder, 'here')).toEqual([s.id]);
+    for (const miss of ['nul\uFFFDhere', '\uFFFD', 'nulhere', 'nul here', 'nulAhere']) {
+      expect(await ids(ctx.store, folder, miss), `query ${JSON.stringify(miss)}`).toEqual([]);
+    }
+  });
+
+  t.test('case folds beyond ASCII, in titles and in messages', async (ctx) => {
+    const folder = ctx.folder();
+    const title = await createSession(ctx, { folder, title: 'ÄRGER im Büro' });
+    const text = await createSession(ctx, { folder, messages: [msg('user', 'ΣΟΦΙΑ and ÉCOLE')] });
+    expect(await ids(ctx.store, folder, 'ärger')).toEqual([title.id]);
+    expect(await ids(ctx.store, folder, 'BÜRO')).toEqual([title.id]);
+    expect(await ids(ctx.store, folder, 'école')).toEqual([text.id]);
+    expect(await ids(ctx.store, folder, 'ÉCOLE')).toEqual([text.id]);
+    expect(await ids(ctx.store, folder, 'σοφια')).toEqual([text.id]);
+  });
+
+  t.test('query never matches folder, status, model, provider, mode or metadata', async (ctx) => {
+    const folder = `${ctx.folder()}/zebra`;
+    await createSession(ctx, {
+      folder,
+      status: 'waiting',
+      model: 'gnu-1',
+      provider: 'yak-co',
+      mode: 'plan-mode',
+      metadata: { tag: 'okapi', llama: 'x' },
+    });
+    for (const miss of ['zebra', 'waiting', 'gnu', 'yak', 'plan-mode', 'okapi', 'llama']) {
+      expect(await ids(ctx.store, folder, miss), `query "${miss}"`).toEqual([]);
+    }
+  });
+
+  t.test('folder and status filters match exactly, case included', async (ctx) => {
+    const base = ctx.folder();
+    const upper = await createSession(ctx, { folder: `${base}/Work`, status: 'Done' });
+    const lower = await createSession(ctx, { folder: `${base}/work`, status: 'done' });
+    const listed = async (o: { folder?: string; status?: string }) =>
+      (await ctx.store.list(o)).map((x) => x.id);
+    expect(await listed({ folder: `${base}/Work` })).toEqual([upper.id]);
+    expect(await listed({ folder: `${base}/work` })).toEqual([lower.id]);
+    expect(await listed({ folder: `${base}/work`, status: 'Done' })).toEqual([]);
+    expect(await listed({ folder: `${base}/Work`, status: 'Done' })).toEqual([upper.id]);
+  });
+
   t.test('search follows save, replace, merge and clone', async (ctx) => {
     const folder = ctx.folder();
     const s = await createSession(ctx, { folder, messages: [msg('user', 'original walrus')] });

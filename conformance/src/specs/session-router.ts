@@ -115,6 +115,23 @@ export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (
     await expectCode(store.recent(1001), 'invalid_argument');
   });
 
+  t.test(
+    'a touch or a re-bind moves a binding to the front, in the same millisecond too',
+    async (ctx) => {
+      const store = ctx.store as R;
+      const a = await createSession(ctx);
+      for (let i = 0; i < 5; i++) {
+        // No pause between the calls: binding times move strictly forward, as updatedAt does.
+        await store.bind('telegram', `a${i}`, '', a.id);
+        await store.bind('telegram', `b${i}`, '', a.id);
+        await store.touch('telegram', `a${i}`, '');
+        expect((await store.recent(1))[0]!.chatKey).toBe(`a${i}`);
+        await store.bind('telegram', `b${i}`, '', a.id);
+        expect((await store.recent(1))[0]!.chatKey).toBe(`b${i}`);
+      }
+    },
+  );
+
   t.test('recent rows are caller-owned', async (ctx) => {
     const store = ctx.store as R;
     const a = await createSession(ctx);

@@ -110,8 +110,24 @@ export const signalSpec = defineSpec('signal', 'Store', (t) => {
     }
     if (typeof store.events === 'function')
       await expectCode(store.events(s.id, {}, { signal }), 'aborted');
+    if (typeof store.loadRuntimeStatus === 'function')
+      await expectCode(store.loadRuntimeStatus(s.id, { signal }), 'aborted');
     if (typeof store.repair === 'function') await expectCode(store.repair({ signal }), 'aborted');
   });
+
+  t.testFor(
+    'Brancher',
+    'a merge whose signal is already aborted is `aborted` and writes nothing',
+    async (ctx) => {
+      const store = ctx.store as F;
+      const { s, folder } = await seeded(ctx);
+      const child = await store.branch(s.id, s.messages.length);
+      await store.save({ ...child, messages: [...s.messages, msg('user', 'from the branch')] });
+      const before = await snapshot(store, folder);
+      await expectCode(store.merge(child.id, { signal: aborted() }), 'aborted');
+      expect(await snapshot(store, folder)).toEqual(before);
+    },
+  );
 
   t.test('aborting while a read runs rejects it with `aborted`', async (ctx) => {
     const store = ctx.store as F;

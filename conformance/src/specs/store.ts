@@ -272,6 +272,44 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
     expect((await ctx.store.load(child.id)).parentId).toBe(parent.id);
   });
 
+  t.test('save ignores a given branchedAtTurn, as it ignores parentId', async (ctx) => {
+    const parent = await createSession(ctx, { messages: turns(1) });
+    const child = await createSession(ctx, { parentId: parent.id, branchedAtTurn: 1 });
+    const saved = await ctx.store.save({ ...child, branchedAtTurn: 2, title: 'a' });
+    expect(saved.branchedAtTurn).toBe(1);
+    const again = await ctx.store.save({ ...saved, branchedAtTurn: undefined, title: 'b' });
+    expect(again.branchedAtTurn).toBe(1);
+    expect((await expectListedAsLoaded(ctx.store, child.id)).branchedAtTurn).toBe(1);
+  });
+
+  // DESIGN: children are "the ids whose parentId is this session, ascending in byte order"
+  // (not a locale's order, which puts "a" before "B"), however and whenever they were made.
+  t.test('children are every child, in byte order, whenever and however made', async (ctx) => {
+    const parentId = ctx.id();
+    const suffixes = ['a', 'B', 'A', 'b', '_', '0'];
+    // Created before their parent (an import restores trees in any order)…
+    for (const x of suffixes.slice(0, 3))
+      await ctx.store.create({ id: `${parentId}-${x}`, parentId });
+    await ctx.store.create({ id: parentId, folder: ctx.folder() });
+    // …and after it; one of them archived.
+    for (const x of suffixes.slice(3)) await ctx.store.create({ id: `${parentId}-${x}`, parentId });
+    const archived = await ctx.store.load(`${parentId}-b`);
+    await ctx.store.save({ ...archived, archivedAt: new Date() });
+    const expected = ['0', 'A', 'B', '_', 'a', 'b'].map((x) => `${parentId}-${x}`);
+    expect((await expectListedAsLoaded(ctx.store, parentId)).children).toEqual(expected);
+    const listed = await ctx.store.list({ parentId, includeArchived: true, limit: 10 });
+    expect(ids(listed).sort()).toEqual([...expected].sort());
+  });
+
+  t.test('without createdAt, an older updatedAt is the creation time', async (ctx) => {
+    const updatedAt = new Date(Date.UTC(2020, 4, 5));
+    const s = await createSession(ctx, { updatedAt });
+    expect(s.createdAt.getTime()).toBe(updatedAt.getTime());
+    const loaded = await expectListedAsLoaded(ctx.store, s.id);
+    expect(loaded.createdAt.getTime()).toBe(updatedAt.getTime());
+    expect(loaded.updatedAt.getTime()).toBe(updatedAt.getTime());
+  });
+
   t.test('updatedAt moves forward on every write', async (ctx) => {
     let s = await createSession(ctx);
     let last = s.updatedAt.getTime();
@@ -447,6 +485,7 @@ export const storeSpec = defineSpec('store', 'Store', (t) => {
       ['clone', c.clone && (() => c.clone!(s.id))],
       ['merge', c.merge && (() => c.merge!(s.id))],
       ['loadMessages', c.loadMessages && (() => c.loadMessages!(s.id))],
+      ['loadMessages with a window', c.loadMessages && (() => c.loadMessages!(s.id, { last: 1 }))],
       ['saveRuntimeStatus', c.saveRuntimeStatus && (() => c.saveRuntimeStatus!(s.id, {}))],
       ['loadRuntimeStatus', c.loadRuntimeStatus && (() => c.loadRuntimeStatus!(s.id))],
       ['bind', c.bind && (() => c.bind!('telegram', 'c', '', s.id))],

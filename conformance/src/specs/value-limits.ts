@@ -23,8 +23,13 @@ export function nestedJson(depth: number, leaf: JsonValue = 'leaf'): JsonValue {
 const TOO_DEEP = nestedJson(MAX_JSON_DEPTH + 1);
 const FAR_TOO_DEEP = nestedJson(100_000);
 const YEAR_10000 = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1);
+/** The latest date a store keeps: 9999-12-31T23:59:59.999Z. */
+const LATEST_DATE = new Date(YEAR_10000.getTime() - 1);
 const YEAR_0 = new Date(-62_135_596_800_000 - 1);
 const long = (n: number) => 'x'.repeat(n);
+
+/** The short text fields a commit's patch can set (caps: `MAX_SHORT_TEXT_LENGTH`). */
+const PATCHED_TEXT_FIELDS = ['folder', 'status', 'model', 'provider', 'mode'] as const;
 
 /** Sessions a broken adapter might create while failing to reject these cases. */
 const CREATED_IDS = [
@@ -141,6 +146,39 @@ const CASES: BadInput[] = [
     capability: 'Committer',
     call: (s, { session }) =>
       s.commit(session.id, { increment: { costUsd: Number.POSITIVE_INFINITY } }),
+  },
+  {
+    name: 'an increment that takes turnCount past MAX_SAFE_INTEGER',
+    capability: 'Committer',
+    call: (s, { session }) =>
+      s.commit(session.id, {
+        patch: { turnCount: Number.MAX_SAFE_INTEGER },
+        increment: { turnCount: 1 },
+      }),
+  },
+  // A commit's patch checks every text field as create and save do (a stored value past
+  // a cap, or holding NUL, would leave a session no read accepts).
+  ...PATCHED_TEXT_FIELDS.flatMap((field): BadInput[] =>
+    [
+      ['over its cap', long(MAX_SHORT_TEXT_LENGTH + 1)],
+      ['with NUL', 'a\u0000b'],
+      ['with a lone surrogate', 'a\uD800b'],
+    ].map(([what, value]) => ({
+      name: `a commit patching ${field} ${what}`,
+      capability: 'Committer',
+      call: (s, { session }) => s.commit(session.id, { patch: { [field]: value } }),
+    })),
+  ),
+  // Router fields: every part of the tuple is capped, not only the channel.
+  {
+    name: 'bind with a chatKey over its cap',
+    capability: 'SessionRouter',
+    call: (s, { session }) => s.bind('telegram', long(MAX_SHORT_TEXT_LENGTH + 1), '', session.id),
+  },
+  {
+    name: 'bind with a thread over its cap',
+    capability: 'SessionRouter',
+    call: (s, { session }) => s.bind('telegram', 'c', long(MAX_SHORT_TEXT_LENGTH + 1), session.id),
   },
   {
     name: 'save with tokenCount past MAX_SAFE_INTEGER',
@@ -405,6 +443,16 @@ export const valueLimitsSpec = defineSpec('value-limits', 'Store', (t) => {
     expect(Object.is((loaded.state as { z: number }).z, 0)).toBe(true);
   });
 
+  t.testFor('Committer', 'a commit patching counters to -0 stores 0', async (ctx) => {
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx, { tokenCount: 3, costUsd: 1.5, turnCount: 2 });
+    await store.commit(s.id, { patch: { tokenCount: -0, costUsd: -0, turnCount: -0 } });
+    const loaded = await expectListedAsLoaded(store, s.id);
+    for (const v of [loaded.tokenCount, loaded.costUsd, loaded.turnCount]) {
+      expect(Object.is(v, 0)).toBe(true);
+    }
+  });
+
   t.test('dates at the edges of the years 1–9999 round-trip', async (ctx) => {
     const first = new Date(YEAR_0.getTime() + 1);
     const last = new Date(YEAR_10000.getTime() - 1);
@@ -414,6 +462,73 @@ export const valueLimitsSpec = defineSpec('value-limits', 'Store', (t) => {
     expect(loaded.updatedAt.toISOString()).toBe('9999-12-31T23:59:59.999Z');
     expect(loaded.archivedAt?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
   });
+
+  // DESIGN: every write moves updatedAt strictly forward, and no date past year 9999 is
+  // stored. At the latest date both cannot hold, so the write is refused, not stored as
+  // year 10000 (which would leave a session no read accepts).
+  t.test(
+    'a save over a session last written at the latest date is refused, nothing written',
+    async (ctx) => {
+      const s = await createSession(ctx, {
+        updatedAt: LATEST_DATE,
+        messages: [msg('user', 'kept')],
+      });
+      const loaded = await ctx.store.load(s.id);
+      await expectCode(ctx.store.save({ ...loaded, title: 'changed' }), 'invalid_argument');
+      expect(await expectListedAsLoaded(ctx.store, s.id)).toEqual(loaded);
+    },
+  );
+
+  t.testFor(
+    'Committer',
+    'a commit to a session last written at the latest date is refused, nothing written',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const s = await createSession(ctx, {
+        createdAt: LATEST_DATE,
+        messages: [msg('user', 'kept')],
+      });
+      const loaded = await store.load(s.id);
+      expect(loaded.updatedAt.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+      await expectCode(store.commit(s.id, { append: [msg('user', 'more')] }), 'invalid_argument');
+      await expectCode(store.commit(s.id, { patch: { title: 'changed' } }), 'invalid_argument');
+      await expectCode(store.commit(s.id, { increment: { tokenCount: 1 } }), 'invalid_argument');
+      expect(await expectListedAsLoaded(store, s.id)).toEqual(loaded);
+      if (typeof store.loadMessages === 'function')
+        expect(await store.loadMessages(s.id)).toEqual([msg('user', 'kept')]);
+      // A session a millisecond before it takes that millisecond, and no more.
+      const before = await createSession(ctx, { updatedAt: new Date(LATEST_DATE.getTime() - 1) });
+      const r = await store.commit(before.id, { append: [msg('user', 'last')] });
+      expect(r.updatedAt.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+      await expectCode(
+        store.commit(before.id, { append: [msg('user', 'one more')] }),
+        'invalid_argument',
+      );
+      expect((await expectListedAsLoaded(store, before.id)).messages).toEqual([
+        msg('user', 'last'),
+      ]);
+    },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a merge into a parent last written at the latest date is refused, nothing written',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const parent = await createSession(ctx, {
+        updatedAt: LATEST_DATE,
+        messages: [msg('user', 'p')],
+      });
+      const child = await store.branch(parent.id, 1);
+      await store.save({
+        ...(await store.load(child.id)),
+        messages: [msg('user', 'p'), msg('user', 'c')],
+      });
+      const before = await store.load(parent.id);
+      await expectCode(store.merge(child.id), 'invalid_argument');
+      expect(await expectListedAsLoaded(store, parent.id)).toEqual(before);
+    },
+  );
 
   t.test('branchedAtTurn up to 2^31 − 1 round-trips', async (ctx) => {
     const s = await createSession(ctx, { parentId: ctx.id(), branchedAtTurn: MAX_MESSAGE_INDEX });
