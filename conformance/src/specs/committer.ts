@@ -353,4 +353,28 @@ export const committerSpec = defineSpec('committer', 'Committer', (t) => {
     },
     { requires: ['RuntimeStatusStore'] },
   );
+
+  t.test('a commit result is caller-owned', async (ctx) => {
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx);
+    const r = await store.commit(s.id, { append: turn(0) });
+    const at = r.updatedAt.getTime();
+    r.updatedAt.setTime(0);
+    expect((await store.load(s.id)).updatedAt.getTime()).toBe(at);
+    expect((await store.list({ folder: s.folder }))[0]?.updatedAt.getTime()).toBe(at);
+  });
+
+  t.test('a commit keeps no reference to its patch', async (ctx) => {
+    // DESIGN: input copies — mutating an argument after the call resolves changes nothing.
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx);
+    const state = { plan: ['a'] };
+    const metadata = { k: 'v' };
+    await store.commit(s.id, { patch: { state, metadata } });
+    state.plan.push('b');
+    metadata.k = 'changed';
+    const loaded = await store.load(s.id);
+    expect(loaded.state).toEqual({ plan: ['a'] });
+    expect(loaded.metadata).toEqual({ k: 'v' });
+  });
 });

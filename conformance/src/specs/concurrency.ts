@@ -2,6 +2,7 @@ import type {
   Brancher,
   Committer,
   EventLog,
+  FullStore,
   Message,
   RuntimeStatusStore,
   SessionSummary,
@@ -18,6 +19,7 @@ import {
   race,
   tally,
   tick,
+  turn,
   turns,
 } from './util.js';
 
@@ -376,5 +378,76 @@ export const concurrencySpec = defineSpec('concurrency', 'Store', (t) => {
       expect(await peer.load(id)).toEqual(loaded);
     },
     { requires: ['Brancher', 'EventLog', 'RuntimeStatusStore'], timeoutFactor: 2 },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a merge racing a delete of the parent never resurrects the parent',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const peer = (await ctx.peer()) as FullStore;
+      for (let round = 0; round < 10; round++) {
+        const parent = await createSession(ctx, { messages: turns(1) });
+        const child = await store.branch(parent.id, 2);
+        await store.commit(child.id, { append: turn(1) });
+        const results = await race<unknown>([
+          () => peer.merge(child.id),
+          () => store.delete(parent.id),
+        ]);
+        expect(results[1]!.status).toBe('fulfilled');
+        await expectCode(store.load(parent.id), 'not_found');
+        const loaded = await store.load(child.id);
+        expect(loaded.parentId).toBeUndefined();
+      }
+    },
+    { requires: ['Committer'] },
+  );
+
+  t.testFor(
+    'Brancher',
+    'a branch racing a delete of its parent never points at it',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const peer = (await ctx.peer()) as FullStore;
+      for (let round = 0; round < 10; round++) {
+        const parent = await createSession(ctx, { messages: turns(1) });
+        const results = await race<unknown>([
+          () => peer.branch(parent.id, 1),
+          () => store.delete(parent.id),
+        ]);
+        expect(results[1]!.status).toBe('fulfilled');
+        await expectCode(store.load(parent.id), 'not_found');
+        const r = results[0]!;
+        if (r.status === 'rejected') {
+          await expectCode(Promise.reject(r.reason), 'not_found');
+          continue;
+        }
+        const branch = await store.load((r.value as { id: string }).id);
+        expect(branch.parentId).toBeUndefined();
+      }
+    },
+  );
+
+  t.testFor(
+    'Committer',
+    'a save racing an unconditional commit never drops the commit',
+    async (ctx) => {
+      // DESIGN: per-session linearizability; unconditional appends lose nothing.
+      const store = ctx.store as FullStore;
+      const peer = (await ctx.peer()) as FullStore;
+      for (let round = 0; round < 10; round++) {
+        const s = await createSession(ctx, { messages: turns(1) });
+        const results = await race<unknown>([
+          () => store.save({ ...s, title: 'saved' }),
+          () => peer.commit(s.id, { append: turns(1, 'c') }),
+        ]);
+        expect(results[1]!.status).toBe('fulfilled');
+        if (results[0]!.status === 'rejected') {
+          await expectCode(Promise.reject(results[0]!.reason), 'conflict');
+        }
+        const loaded = await store.load(s.id);
+        expect(loaded.messages).toEqual([...turns(1), ...turns(1, 'c')]);
+      }
+    },
   );
 });

@@ -1,4 +1,4 @@
-import type { Brancher, Committer, EventLog, Store } from '@sessionkit/core';
+import type { Brancher, Committer, EventLog, FullStore, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, race, tally, turn, turns } from './util.js';
@@ -142,5 +142,39 @@ export const eventLogSpec = defineSpec('event-log', 'EventLog', (t) => {
     expect(e?.payload).toEqual({ list: [1] });
     (e!.payload as { list: number[] }).list.push(3);
     expect((await store.events(s.id))[0]?.payload).toEqual({ list: [1] });
+  });
+
+  t.test('the event append returns is caller-owned', async (ctx) => {
+    // DESIGN: results are owned by the caller; mutating one changes nothing stored.
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx);
+    const e = await store.append(s.id, 'p', { list: [1] });
+    const at = e.at.getTime();
+    (e.payload as { list: number[] }).list.push(2);
+    e.at.setTime(0);
+    const [stored] = await store.events(s.id);
+    expect(stored?.payload).toEqual({ list: [1] });
+    expect(stored?.at.getTime()).toBe(at);
+  });
+
+  t.test('event times are caller-owned', async (ctx) => {
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx);
+    const e = await store.append(s.id, 'p');
+    const at = e.at.getTime();
+    const [got] = await store.events(s.id);
+    got!.at.setTime(0);
+    expect((await store.events(s.id))[0]?.at.getTime()).toBe(at);
+  });
+
+  t.test('an event carries the revision a save left', async (ctx) => {
+    // DESIGN: append → {sequence, revision, …}, revision the session's at that moment.
+    const store = ctx.store as FullStore;
+    const s = await createSession(ctx);
+    const saved = await store.save({ ...s, title: 'renamed' });
+    expect(saved.revision).toBe(2);
+    const e = await store.append(s.id, 'after-save');
+    expect(e.revision).toBe(2);
+    expect((await store.events(s.id))[0]?.revision).toBe(2);
   });
 });

@@ -283,4 +283,18 @@ export const storeListingSpec = defineSpec('store', 'Store', (t) => {
       expect({ ...rest, messageCount: messages.length }).toEqual(summary);
     }
   });
+
+  t.test('a search hides archived sessions unless includeArchived', async (ctx) => {
+    // DESIGN: includeArchived (default false) is a filter; filters apply to query too.
+    const folder = ctx.folder();
+    const live = await createSession(ctx, { folder, title: 'needle live' });
+    const archived = await createSession(ctx, {
+      folder,
+      title: 'needle archived',
+      archivedAt: new Date(),
+    });
+    expect((await ctx.store.list({ folder, query: 'needle' })).map((s) => s.id)).toEqual([live.id]);
+    const all = await ctx.store.list({ folder, query: 'NEEDLE', includeArchived: true });
+    expect(all.map((s) => s.id).sort()).toEqual([live.id, archived.id].sort());
+  });
 });

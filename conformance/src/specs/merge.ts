@@ -1,6 +1,7 @@
 import {
   type Brancher,
   commitTurn,
+  type FullStore,
   isSessionKitError,
   type Message,
   type Store,
@@ -304,4 +305,21 @@ export const mergeSpec = defineSpec('merge', 'Brancher', (t) => {
       expect(loaded.state).toEqual({ plan: ['a', 'b'], goal: { n: 1 } });
     }
   });
+
+  t.test(
+    'the parent merge returns is caller-owned',
+    async (ctx) => {
+      const store = ctx.store as FullStore;
+      const parent = await createSession(ctx, { messages: turns(1), metadata: { k: 'v' } });
+      const child = await store.branch(parent.id, 2);
+      await store.commit(child.id, { append: turn(1) });
+      const merged = await store.merge(child.id);
+      merged.metadata.k = 'mutated';
+      merged.messages.push(msg('user', 'ghost'));
+      const loaded = await store.load(parent.id);
+      expect(loaded.metadata).toEqual({ k: 'v' });
+      expect(loaded.messages).toEqual(turns(2));
+    },
+    { requires: ['Committer'] },
+  );
 });

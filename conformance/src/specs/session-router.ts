@@ -1,4 +1,4 @@
-import type { SessionRouter, Store } from '@sessionkit/core';
+import type { FullStore, SessionRouter, Store } from '@sessionkit/core';
 import { expect } from 'vitest';
 import { defineSpec } from '../harness.js';
 import { createSession, expectCode, sleep } from './util.js';
@@ -278,5 +278,20 @@ export const sessionRouterSpec = defineSpec('session-router', 'SessionRouter', (
       chatKey: key,
       thread: '{thread}',
     });
+  });
+
+  t.test('touch moves only the named thread to the front', async (ctx) => {
+    // DESIGN: touch bumps the binding's time (one binding: channel, chatKey and thread).
+    const store = ctx.store as FullStore;
+    const a = await createSession(ctx);
+    const b = await createSession(ctx);
+    await store.bind('telegram', 'c', 't1', a.id);
+    await store.bind('telegram', 'c', 't2', b.id);
+    await store.bind('telegram', 'other', '', b.id);
+    await store.touch('telegram', 'c', 't1');
+    const rows = (await store.recent(1000)).filter(
+      (r) => r.sessionId === a.id || r.sessionId === b.id,
+    );
+    expect(rows.map((r) => `${r.chatKey}/${r.thread}`)).toEqual(['c/t1', 'other/', 'c/t2']);
   });
 });

@@ -13,6 +13,7 @@ import { memoryInitializer } from '../memory-initializer.js';
 import { CONTRACT_VARIANTS } from './contract-variants.js';
 import { FRAMEWORK_VARIANTS } from './framework-variants.js';
 import { KIT_VARIANTS } from './kit-variants.js';
+import { COPY_AND_RACE_VARIANTS } from './race-and-copy-variants.js';
 import { RULE_VARIANTS } from './rule-variants.js';
 import { V2_VARIANTS } from './v2-variants.js';
 
@@ -337,4 +338,5 @@ export const BROKEN_VARIANTS: BrokenVariant[] = [
   ...KIT_VARIANTS,
   ...FRAMEWORK_VARIANTS,
   ...RULE_VARIANTS,
+  ...COPY_AND_RACE_VARIANTS,
 ];
