@@ -11,9 +11,8 @@ import {
   windowBounds,
 } from '@sessionkit/core/adapter';
 import type { MemoryRecord, MemoryStore } from '@sessionkit/memory';
+import { tick } from './variant-helpers.js';
 import type { BrokenVariant } from './variants.js';
-
-const tick = () => new Promise<void>((r) => setImmediate(r));
 
 /**
  * Broken variants for the contract rules sharpened in DESIGN (merge, promotion, value

@@ -11,9 +11,8 @@ import { isSessionKitError, SessionKitError } from '@sessionkit/core';
 import { OperationLog } from '@sessionkit/core/adapter';
 import type { MemoryStore } from '@sessionkit/memory';
 import { putRecord } from '@sessionkit/memory';
+import { tick } from './variant-helpers.js';
 import type { BrokenVariant } from './variants.js';
-
-const tick = () => new Promise<void>((r) => setImmediate(r));
 
 /** The memory adapter's commit without the operation id (the variant keeps its own). */
 function unnamed(input: CommitInput): CommitInput {

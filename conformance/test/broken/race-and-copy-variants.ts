@@ -7,10 +7,9 @@ import type {
   Session,
 } from '@sessionkit/core';
 import { type MemoryRecord, type MemoryStore, putRecord } from '@sessionkit/memory';
+import { recordOf, tick } from './variant-helpers.js';
 import type { BrokenVariant } from './variants.js';
 
-const tick = () => new Promise<void>((r) => setImmediate(r));
-const recordOf = (inner: MemoryStore, id: string) => inner.backend.records.get(id)!;
 /** Replaces a record's header with `fields` merged in and refreshes its index entry. */
 function patchHeader(inner: MemoryStore, id: string, fields: Partial<MemoryRecord['header']>) {
   const record = recordOf(inner, id);

@@ -13,6 +13,7 @@ import {
   type SessionSummary,
 } from '@sessionkit/core';
 import type { MemoryStore } from '@sessionkit/memory';
+import { recordOf } from './variant-helpers.js';
 import type { BrokenVariant } from './variants.js';
 
 /** What an ASCII-only `LOWER()` (a C collation) makes of a text. */
@@ -36,9 +37,6 @@ function withExtra(found: SessionSummary[], extra: SessionSummary[]): SessionSum
   const out = [...found, ...extra.filter((s) => !ids.has(s.id))];
   return out.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime());
 }
-
-/** The record of `id` in the memory adapter's backend (it exists: the caller just wrote it). */
-const recordOf = (inner: MemoryStore, id: string) => inner.backend.records.get(id)!;
 
 /**
  * Broken variants for the rules DESIGN states that the suite checked only through random

@@ -16,6 +16,7 @@ import { KIT_VARIANTS } from './kit-variants.js';
 import { COPY_AND_RACE_VARIANTS } from './race-and-copy-variants.js';
 import { RULE_VARIANTS } from './rule-variants.js';
 import { V2_VARIANTS } from './v2-variants.js';
+import { tick } from './variant-helpers.js';
 
 /**
  * A deliberately broken copy of the memory adapter and the spec files meant to catch it.
@@ -29,8 +30,6 @@ export interface BrokenVariant {
   caughtBy: { spec: SpecName; test: string }[];
   override(inner: MemoryStore): Partial<FullStore>;
 }
-
-const tick = () => new Promise<void>((r) => setImmediate(r));
 
 function wrap(inner: MemoryStore, overrides: Partial<FullStore>): FullStore {
   const out: Record<string, unknown> = { backend: inner.backend };

@@ -49,4 +49,23 @@ describe.runIf(available)('repair › derived data stays exact', () => {
       await destroyStore(store);
     }
   });
+  it('a NUL stored as U+FFFD by schema versions 4–11 is rewritten as the separator by repair', async () => {
+    const store = await freshStore();
+    const ids = async (query: string) => (await store.list({ query })).map((x) => x.id);
+    try {
+      await store.create({ id: 'nul', messages: [{ role: 'user', content: 'nul\u0000here' }] });
+      await store.indexPendingSearch();
+      expect(await ids('nul\uFFFDhere')).toEqual([]);
+      // The row as an earlier release wrote it.
+      await admin().query(
+        `UPDATE "${store.schema}".search_chunks SET text = replace(text, 'nulAhere', 'nul' || chr(65533) || 'here')`,
+      );
+      expect(await ids('nul\uFFFDhere')).toEqual(['nul']);
+      expect((await store.repair()).indexEntriesFixed).toBe(1);
+      expect(await ids('nul\uFFFDhere')).toEqual([]);
+      expect(await ids('here')).toEqual(['nul']);
+    } finally {
+      await destroyStore(store);
+    }
+  });
 });
